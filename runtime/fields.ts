@@ -1,0 +1,102 @@
+/**
+ * Field kinds of resource records. A field declaration carries everything the runtime derives from it:
+ * the SQL column type, the JSON rendering expression, filter coercion and the record schema.
+ * Names are camelCase on the wire and snake_case in SQL (RESOURCES.md).
+ */
+import * as v from 'valibot'
+
+export type FieldKind = 'int' | 'num' | 'text' | 'bool' | 'ts' | 'date' | 'enum' | 'textArray' | 'json'
+
+export interface FieldSpec {
+  readonly kind: FieldKind
+  /** Null allowed in the record. Default false. */
+  readonly nullable: boolean
+  /** Allowed values for `enum`. */
+  readonly values?: readonly string[]
+  /** Shape of a `json` field (documentation and import validation). */
+  readonly schema?: v.GenericSchema
+  /** Human description, used in generated docs and tool schemas. */
+  readonly description?: string
+  /** SQL expression over the table alias `t` instead of the plain column (derived values). */
+  readonly expr?: string
+}
+
+type Opts = { nullable?: boolean; description?: string; expr?: string }
+
+function spec(kind: FieldKind, o: Opts = {}, extra: Partial<FieldSpec> = {}): FieldSpec {
+  return { kind, nullable: o.nullable ?? false, description: o.description, expr: o.expr, ...extra }
+}
+
+/** Field builders used by resource declarations. */
+export const f = {
+  int: (o?: Opts) => spec('int', o),
+  num: (o?: Opts) => spec('num', o),
+  text: (o?: Opts) => spec('text', o),
+  bool: (o?: Opts) => spec('bool', o),
+  /** Timestamp, ISO 8601 UTC on the wire (`2026-01-31T12:00:00Z`). */
+  ts: (o?: Opts) => spec('ts', o),
+  /** Calendar date, `YYYY-MM-DD` on the wire. */
+  date: (o?: Opts) => spec('date', o),
+  enum: <const T extends readonly string[]>(values: T, o?: Opts) => spec('enum', o, { values }),
+  textArray: (o?: Opts) => spec('textArray', o),
+  json: (schema: v.GenericSchema, o?: Opts) => spec('json', o, { schema }),
+}
+
+export type FieldMap = Readonly<Record<string, FieldSpec>>
+
+/** camelCase → snake_case column name. */
+export function columnName(field: string): string {
+  return field.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase()).replace(/([a-z])(\d)/g, '$1_$2')
+}
+
+/** SQL column type of a field kind (DDL and parameter casts). */
+export function sqlType(s: FieldSpec): string {
+  switch (s.kind) {
+    case 'int': return 'bigint'
+    case 'num': return 'double precision'
+    case 'text': case 'enum': return 'text'
+    case 'bool': return 'boolean'
+    case 'ts': return 'timestamptz'
+    case 'date': return 'date'
+    case 'textArray': return 'text[]'
+    case 'json': return 'jsonb'
+  }
+}
+
+/** The SQL expression rendering a field as JSON-ready value (table alias `t`). */
+export function jsonExpr(name: string, s: FieldSpec): string {
+  const col = s.expr ? `(${s.expr})` : `t.${columnName(name)}`
+  switch (s.kind) {
+    case 'ts': return `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`
+    case 'date': return `to_char(${col}, 'YYYY-MM-DD')`
+    default: return col
+  }
+}
+
+/** The SQL expression of a field for WHERE / ORDER BY (alias `t`). */
+export function sqlExpr(name: string, s: FieldSpec): string {
+  return s.expr ? `(${s.expr})` : `t.${columnName(name)}`
+}
+
+/** The valibot schema of one field's wire value (imports and output schemas). */
+export function fieldSchema(s: FieldSpec): v.GenericSchema {
+  let base: v.GenericSchema
+  switch (s.kind) {
+    case 'int': base = v.pipe(v.number(), v.integer()); break
+    case 'num': base = v.number(); break
+    case 'text': base = v.string(); break
+    case 'bool': base = v.boolean(); break
+    case 'ts': base = v.pipe(v.string(), v.isoTimestamp()); break
+    case 'date': base = v.pipe(v.string(), v.isoDate()); break
+    case 'enum': base = v.picklist(s.values as string[]); break
+    case 'textArray': base = v.array(v.string()); break
+    case 'json': base = s.schema ?? v.unknown(); break
+  }
+  if (s.description) base = v.pipe(base, v.description(s.description))
+  return s.nullable ? v.nullable(base) : base
+}
+
+/** Whether a field kind can be used in a filter / sort (scalars only). */
+export function isScalar(s: FieldSpec): boolean {
+  return s.kind !== 'json' && s.kind !== 'textArray'
+}
