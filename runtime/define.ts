@@ -48,6 +48,8 @@ export interface ResourceDeclaration<F extends FieldMap = FieldMap> {
   fields: F
   /** Fields of the list record when it is more compact than the single record (orgs). */
   listFields?: readonly (keyof F & string)[]
+  /** Column that makes ordering total (stable paging). Defaults to `id.field`, else the field `id`. */
+  tiebreak?: keyof F & string
   /** Single-record addressing; absent means no single-record form. */
   id?: IdSpec<keyof F & string>
   /** `collection` (list ± get) or `singleton` (one document per org, no paging). */

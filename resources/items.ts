@@ -1,0 +1,27 @@
+import { defineResource, f } from '../runtime/define.ts'
+
+export const items = defineResource({
+  name: 'items',
+  title: 'Metadata item',
+  description: 'Scanned metadata items of every type, with who created and last changed them.',
+  scope: 'org',
+  path: 'items',
+  table: 'items',
+  kind: 'collection',
+  id: { field: 'id', param: 'itemId', encoding: 'int' },
+  fields: {
+    id: f.int(),
+    metadataType: f.text(),
+    fullName: f.text(),
+    namespace: f.text({ nullable: true }),
+    manageableState: f.text(),
+    createdDate: f.ts(),
+    lastModifiedDate: f.ts(),
+    createdBy: f.text(),
+    lastModifiedBy: f.text(),
+  },
+  filterable: ['id', 'metadataType', 'fullName', 'namespace', 'manageableState', 'createdDate', 'lastModifiedDate', 'createdBy', 'lastModifiedBy'],
+  sortable: ['id', 'metadataType', 'fullName', 'createdDate', 'lastModifiedDate'],
+  defaultSort: 'metadataType,fullName',
+  mcp: { list: 'list_org_items', get: 'get_org_item' },
+})

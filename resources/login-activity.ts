@@ -1,0 +1,71 @@
+import * as v from 'valibot'
+import { defineResource, f } from '../runtime/define.ts'
+
+export const loginActivity = defineResource({
+  name: 'loginActivity',
+  title: 'Login activity',
+  description: 'Per-user login counts over the trailing 30, 90 and 365 days, to find unused licenses.',
+  scope: 'org',
+  path: 'loginActivity',
+  table: 'login_activity',
+  kind: 'collection',
+  operations: { list: true, get: false },
+  tiebreak: 'userId',
+  fields: {
+    userId: f.text(),
+    username: f.text(),
+    name: f.text(),
+    profileName: f.text(),
+    licenseType: f.text(),
+    isActive: f.bool(),
+    lastLoginDate: f.ts({ nullable: true }),
+    logins30: f.int(),
+    logins90: f.int(),
+    logins365: f.int(),
+  },
+  filterable: ['userId', 'username', 'name', 'profileName', 'licenseType', 'isActive', 'lastLoginDate', 'logins30', 'logins90', 'logins365'],
+  sortable: ['userId', 'username', 'name', 'profileName', 'licenseType', 'lastLoginDate', 'logins30', 'logins90', 'logins365'],
+  defaultSort: '-lastLoginDate',
+  mcp: { list: 'list_org_login_activity' },
+})
+
+const windowSchema = v.object({
+  days: v.picklist([30, 90, 365]),
+  licensedUsers: v.number(),
+  loggedIn: v.number(),
+  notLoggedIn: v.number(),
+  adoptionPercent: v.number(),
+})
+
+const window = (days: 30 | 90 | 365) => `json_build_object('days', ${days},
+      'licensedUsers', count(*),
+      'loggedIn', count(*) FILTER (WHERE t.logins_${days} > 0),
+      'notLoggedIn', count(*) FILTER (WHERE t.logins_${days} = 0),
+      'adoptionPercent', CASE WHEN count(*) = 0 THEN 0
+        ELSE round(count(*) FILTER (WHERE t.logins_${days} > 0) * 100.0 / count(*), 1)::double precision END)`
+
+export const loginActivityOverview = defineResource({
+  name: 'loginActivityOverview',
+  title: 'Login activity overview',
+  description:
+    'Login adoption rollup of active licensed users over the trailing 30, 90 and 365 days. The repeatable `license` parameter scopes every count to the selected license types.',
+  scope: 'org',
+  path: 'loginActivity/overview',
+  table: 'login_activity',
+  kind: 'singleton',
+  fields: {
+    licenseTypes: f.textArray({ nullable: true, description: 'The license types the counts are scoped to; null when unscoped.' }),
+    windows: f.json(v.array(windowSchema)),
+  },
+  extraParams: [{ name: 'license', type: 'list', description: 'License type to include (repeatable), e.g. `license=Salesforce&license=Salesforce Platform`.' }],
+  singletonSql: ({ scanParam, extra, param }) => {
+    const licenses = extra.license ?? []
+    const scoped = licenses.length > 0
+    const lic = scoped ? param(licenses) : null
+    return `SELECT json_build_object(
+      'licenseTypes', ${scoped ? `${lic}::text[]` : 'NULL'},
+      'windows', json_build_array(${window(30)}, ${window(90)}, ${window(365)}))::text AS data
+    FROM login_activity t WHERE t.scan_id = ${scanParam} AND t.is_active${scoped ? ` AND t.license_type = ANY(${lic}::text[])` : ''}`
+  },
+  mcp: { get: 'get_org_login_activity_overview', getTitle: 'Get login activity overview' },
+})

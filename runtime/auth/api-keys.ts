@@ -1,0 +1,129 @@
+/**
+ * API keys (contract §5 REST item 1): `Authorization: Basic base64(keyId:secret)`. Secrets are 32 random
+ * bytes, stored only as HMAC-SHA-256(pepper, secret) and compared in constant time. A verified key is cached
+ * per process for `authCacheMs` (revocation takes effect within that time, docs/decisions.md); `lastUsedAt`
+ * is recorded in memory and flushed in batches, never a write per request.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import type postgres from 'postgres'
+import { ApiError } from '../errors.ts'
+import type { Principal } from './principal.ts'
+
+export const KEY_ID = /^osk_[a-z2-7]{20}$/
+const SECRET = /^[A-Za-z0-9_-]{43}$/
+const DUMMY_HASH = Buffer.alloc(32)
+
+export function hashSecret(pepper: string, secret: string): Buffer {
+  return createHmac('sha256', pepper).update(secret).digest()
+}
+
+const B32 = 'abcdefghijklmnopqrstuvwxyz234567'
+export function newKeyId(): string {
+  const bytes = randomBytes(20)
+  let s = 'osk_'
+  for (const b of bytes) s += B32[b & 31]
+  return s
+}
+
+export function newSecret(): string {
+  return randomBytes(32).toString('base64url')
+}
+
+const WWW = { 'WWW-Authenticate': 'Basic realm="orgscan", charset="UTF-8"' }
+export const unauthorized = (detail: string) => new ApiError('unauthorized', detail, { headers: WWW })
+
+interface CachedKey {
+  hash: Buffer
+  accountId: string
+  userId: string | null
+  revoked: boolean
+  at: number
+}
+
+export interface Credentials {
+  keyId: string
+  secret: string
+}
+
+/** Parses a Basic header; null when the header is absent. Throws 401 for anything malformed. */
+export function parseBasic(header: string | undefined): Credentials | null {
+  if (header === undefined || header === '') return null
+  if (header.length > 1024) throw unauthorized('Malformed Authorization header.')
+  const sp = header.indexOf(' ')
+  if (sp < 0 || header.slice(0, sp).toLowerCase() !== 'basic') {
+    throw unauthorized('Unsupported authorization scheme; use HTTP Basic with an API key id and secret.')
+  }
+  const b64 = header.slice(sp + 1).trim()
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) throw unauthorized('Malformed Basic credentials.')
+  const text = Buffer.from(b64, 'base64').toString('utf8')
+  const colon = text.indexOf(':')
+  if (colon < 0) throw unauthorized('Malformed Basic credentials.')
+  return { keyId: text.slice(0, colon), secret: text.slice(colon + 1) }
+}
+
+export class ApiKeyAuthenticator {
+  private cache = new Map<string, CachedKey>()
+  private lastUsed = new Map<string, number>()
+  private flushTimer: NodeJS.Timeout
+
+  constructor(
+    private sql: postgres.Sql,
+    private pepper: string,
+    private cacheMs: number,
+    private clock: () => number,
+  ) {
+    this.flushTimer = setInterval(() => void this.flush().catch(() => undefined), 30_000)
+    this.flushTimer.unref()
+  }
+
+  async authenticate(creds: Credentials): Promise<Principal> {
+    const { keyId, secret } = creds
+    const wellFormed = KEY_ID.test(keyId) && SECRET.test(secret)
+    const candidate = hashSecret(this.pepper, secret)
+    const entry = wellFormed ? await this.lookup(keyId) : undefined
+    // Constant-time comparison against the stored hash, or a dummy so unknown ids cost the same.
+    const ok = timingSafeEqual(candidate, entry?.hash ?? DUMMY_HASH) && entry !== undefined
+    if (!ok || !entry) throw unauthorized('Invalid API key credentials.')
+    if (entry.revoked) throw unauthorized('This API key has been revoked.')
+    this.lastUsed.set(keyId, this.clock())
+    return { accountId: entry.accountId, userId: entry.userId, method: 'api_key', credentialId: keyId, quotaExempt: false }
+  }
+
+  private async lookup(keyId: string): Promise<CachedKey | undefined> {
+    const now = this.clock()
+    const hit = this.cache.get(keyId)
+    if (hit && now - hit.at < this.cacheMs) return hit
+    const rows = await this.sql<{ secret_hash: Buffer; account_id: string; user_id: string | null; revoked: boolean }[]>`
+      SELECT secret_hash, account_id::text AS account_id, user_id::text AS user_id, revoked_at IS NOT NULL AS revoked
+      FROM api_keys WHERE key_id = ${keyId}`
+    const r = rows[0]
+    if (!r) {
+      this.cache.delete(keyId)
+      return undefined
+    }
+    const entry = { hash: Buffer.from(r.secret_hash), accountId: r.account_id, userId: r.user_id, revoked: r.revoked, at: now }
+    if (this.cacheMs > 0) {
+      if (this.cache.size > 10_000) this.cache.clear()
+      this.cache.set(keyId, entry)
+    }
+    return entry
+  }
+
+  /** Writes the recorded last-use times (called periodically and on shutdown). */
+  async flush(): Promise<void> {
+    if (this.lastUsed.size === 0) return
+    const batch = [...this.lastUsed]
+    this.lastUsed.clear()
+    const ids = batch.map(([k]) => k)
+    const times = batch.map(([, t]) => new Date(t).toISOString())
+    await this.sql`
+      UPDATE api_keys k SET last_used_at = greatest(coalesce(k.last_used_at, u.t), u.t)
+      FROM (SELECT unnest(${ids}::text[]) AS id, unnest(${times}::timestamptz[]) AS t) u
+      WHERE k.key_id = u.id`
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.flushTimer)
+    await this.flush().catch(() => undefined)
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Service configuration (DESIGN.md "Surfaces": versions, quota limits, ports … are configuration, validated at
+ * start-up; the clock is injectable so the version lifecycle and quota windows are testable).
+ */
+import * as v from 'valibot'
+
+export interface VersionEntry {
+  name: string
+  status: 'current' | 'deprecated'
+  /** YYYY-MM-DD; required when deprecated. On this date (00:00 UTC) the version is removed (410). */
+  sunsetDate?: string
+}
+
+export interface Config {
+  port: number
+  host: string
+  /** Embedded PGlite folder, used when databaseUrl is unset. */
+  dataDir: string
+  databaseUrl?: string
+  poolSize: number
+  /** Server-side secret mixed into API key hashes (HMAC-SHA-256 key). */
+  pepper?: string
+  /** REST version table (contract §9). */
+  versions: VersionEntry[]
+  /** Default quota of new accounts. */
+  defaultDailyLimit: number
+  defaultMonthlyLimit: number
+  /** How long a verified API key stays cached in a process (revocation delay), ms. */
+  authCacheMs: number
+  /** Seed demo data on first start of an empty database. */
+  seedDemo: boolean
+  logRequests: boolean
+}
+
+export type Clock = () => number
+
+const date = v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}$/, 'must be YYYY-MM-DD'))
+const VersionSchema = v.object({
+  name: v.pipe(v.string(), v.regex(/^v[1-9][0-9]*$/, 'must be v1, v2, …')),
+  status: v.picklist(['current', 'deprecated']),
+  sunsetDate: v.optional(date),
+})
+
+const intFromEnv = (min: number, max: number) =>
+  v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min), v.maxValue(max))
+
+const EnvSchema = v.object({
+  PORT: v.optional(intFromEnv(0, 65535), '3000'),
+  HOST: v.optional(v.string(), '127.0.0.1'),
+  ORGSCAN_DATA_DIR: v.optional(v.string(), './data'),
+  DATABASE_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'must start with postgres://'))),
+  ORGSCAN_POOL_SIZE: v.optional(intFromEnv(1, 100), '4'),
+  ORGSCAN_PEPPER: v.optional(v.pipe(v.string(), v.minLength(32, 'must be at least 32 characters'))),
+  ORGSCAN_VERSIONS: v.optional(v.string()),
+  ORGSCAN_DEFAULT_DAILY_LIMIT: v.optional(intFromEnv(0, 1_000_000_000), '10000'),
+  ORGSCAN_DEFAULT_MONTHLY_LIMIT: v.optional(intFromEnv(0, 1_000_000_000), '200000'),
+  ORGSCAN_AUTH_CACHE_MS: v.optional(intFromEnv(0, 3_600_000), '5000'),
+  ORGSCAN_SEED_DEMO: v.optional(v.picklist(['true', 'false']), 'true'),
+  ORGSCAN_LOG_REQUESTS: v.optional(v.picklist(['true', 'false']), 'false'),
+})
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ConfigError'
+  }
+}
+
+export const DEFAULT_VERSIONS: VersionEntry[] = [{ name: 'v1', status: 'current' }]
+
+export function validateVersions(list: unknown): VersionEntry[] {
+  const parsed = v.safeParse(v.pipe(v.array(VersionSchema), v.minLength(1)), list)
+  if (!parsed.success) throw new ConfigError(`Invalid version table: ${v.summarize(parsed.issues)}`)
+  const out = parsed.output as VersionEntry[]
+  for (const e of out) {
+    if (e.status === 'deprecated' && !e.sunsetDate) throw new ConfigError(`Version ${e.name} is deprecated but has no sunsetDate`)
+    if (e.sunsetDate && Number.isNaN(Date.parse(`${e.sunsetDate}T00:00:00Z`))) throw new ConfigError(`Version ${e.name}: invalid sunsetDate`)
+  }
+  return out
+}
+
+/** Reads configuration from the environment; throws ConfigError with every problem listed. */
+export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
+  const parsed = v.safeParse(EnvSchema, env)
+  if (!parsed.success) {
+    const lines = parsed.issues.map((i) => `${v.getDotPath(i) ?? '?'}: ${i.message}`)
+    throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`)
+  }
+  const e = parsed.output
+  let versions = DEFAULT_VERSIONS
+  if (e.ORGSCAN_VERSIONS) {
+    let json: unknown
+    try {
+      json = JSON.parse(e.ORGSCAN_VERSIONS)
+    } catch {
+      throw new ConfigError('ORGSCAN_VERSIONS must be JSON, e.g. [{"name":"v1","status":"current"}]')
+    }
+    versions = validateVersions(json)
+  }
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir: e.ORGSCAN_DATA_DIR,
+    databaseUrl: e.DATABASE_URL,
+    poolSize: e.ORGSCAN_POOL_SIZE,
+    pepper: e.ORGSCAN_PEPPER,
+    versions,
+    defaultDailyLimit: e.ORGSCAN_DEFAULT_DAILY_LIMIT,
+    defaultMonthlyLimit: e.ORGSCAN_DEFAULT_MONTHLY_LIMIT,
+    authCacheMs: e.ORGSCAN_AUTH_CACHE_MS,
+    seedDemo: e.ORGSCAN_SEED_DEMO === 'true',
+    logRequests: e.ORGSCAN_LOG_REQUESTS === 'true',
+    ...overrides,
+  }
+}

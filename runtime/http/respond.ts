@@ -1,0 +1,17 @@
+/** Rendering of REST responses: JSON bodies, the error envelope, common headers. */
+import type { ServerResponse } from 'node:http'
+import { type ApiError, errorBody } from '../errors.ts'
+
+export type Headers = Record<string, string>
+
+export function sendJson(res: ServerResponse, status: number, body: string, headers: Headers = {}): void {
+  if (res.headersSent) return
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', ...headers })
+  res.end(res.req.method === 'HEAD' ? undefined : body)
+}
+
+export function sendError(res: ServerResponse, err: ApiError, headers: Headers = {}): void {
+  const extra: Headers = { ...headers, ...(err.extras.headers ?? {}) }
+  if (err.extras.retryAfterSeconds !== undefined) extra['Retry-After'] = String(err.extras.retryAfterSeconds)
+  sendJson(res, err.status, JSON.stringify(errorBody(err)), extra)
+}

@@ -1,0 +1,34 @@
+/**
+ * Org ids in paths (DESIGN.md "Data"): the 15-character case-sensitive id and its 18-character form address
+ * the same org. The 18-character form appends a 3-character case-insensitive checksum of the first 15.
+ */
+import { ApiError } from './errors.ts'
+
+const CHECK = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ012345'
+const ID15 = /^[A-Za-z0-9]{15}$/
+const ID18 = /^[A-Za-z0-9]{18}$/
+
+export function checksum(id15: string): string {
+  let out = ''
+  for (let chunk = 0; chunk < 3; chunk++) {
+    let bits = 0
+    for (let i = 0; i < 5; i++) {
+      const c = id15.charCodeAt(chunk * 5 + i)
+      if (c >= 65 && c <= 90) bits |= 1 << i
+    }
+    out += CHECK[bits]
+  }
+  return out
+}
+
+/** The canonical 18-character id, or a 400 for a malformed one; a wrong checksum is a 404 (no such org). */
+export function normalizeOrgId(raw: string, parameter = 'orgId'): string {
+  if (ID15.test(raw)) return raw + checksum(raw)
+  if (ID18.test(raw)) {
+    const head = raw.slice(0, 15)
+    const sum = checksum(head)
+    if (raw.slice(15).toUpperCase() !== sum) throw new ApiError('not_found', 'Org not found.', { parameter })
+    return head + sum
+  }
+  throw new ApiError('invalid_id', `${parameter} must be a 15- or 18-character org id.`, { parameter })
+}

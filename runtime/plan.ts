@@ -1,0 +1,172 @@
+/**
+ * Parse + plan stages (DESIGN.md pipeline): turn path and query parameters into a validated plan.
+ * Shared by REST and MCP; the surface only changes how an over-large limit is treated (contract §4.1/§4.3:
+ * REST clamps to 200, MCP rejects).
+ */
+import { ApiError } from './errors.ts'
+import type { CompiledResource } from './registry.ts'
+import { parseSort, type SortKey } from './sort.ts'
+import { parseRql, type RqlNode } from './rql/index.ts'
+
+export const DEFAULT_LIMIT = 50
+export const MAX_LIMIT = 200
+const MAX_OFFSET = 2_147_483_647
+
+export type Surface = 'rest' | 'mcp'
+
+/** Query input, surface-neutral: every value is a string or a list of strings (repeatable params). */
+export type QueryInput = ReadonlyMap<string, readonly string[]>
+
+export interface ListPlan {
+  op: 'list'
+  limit: number
+  /** The limit the caller asked for, when it was clamped (REST). */
+  requestedLimit?: number
+  offset: number
+  filter: RqlNode | undefined
+  /** True when the caller supplied `filter` (it replaces the default filter). */
+  filterGiven: boolean
+  sort: readonly SortKey[]
+  /** Sparse fieldset (issues); undefined means all list fields. */
+  fields: readonly string[] | undefined
+  extra: Record<string, string[]>
+  parentId?: string
+}
+
+export interface GetPlan {
+  op: 'get'
+  /** The decoded id value (undefined for singletons). */
+  id?: string
+  extra: Record<string, string[]>
+}
+
+export type Plan = ListPlan | GetPlan
+
+const INT = /^(0|[1-9][0-9]*)$/
+
+function single(q: QueryInput, name: string): string | undefined {
+  const v = q.get(name)
+  if (v === undefined) return undefined
+  if (v.length > 1) throw new ApiError('invalid_parameter', `${name} may be given only once.`, { parameter: name })
+  return v[0]
+}
+
+function nonNegativeInt(raw: string, name: string): number {
+  if (!INT.test(raw) || raw.length > 12) {
+    throw new ApiError('invalid_parameter', `${name} must be a non-negative integer.`, { parameter: name })
+  }
+  return Number(raw)
+}
+
+function allowedParams(c: CompiledResource, op: 'list' | 'get'): Set<string> {
+  const s = new Set<string>((c.decl.extraParams ?? []).map((p) => p.name))
+  if (op === 'list') {
+    if (!c.decl.unpaged) s.add('limit').add('offset')
+    if (c.decl.filterable?.length) s.add('filter')
+    if (c.decl.sortable?.length) s.add('sort')
+    if (c.decl.sparseFields) s.add('fields')
+  }
+  return s
+}
+
+function rejectUnknown(c: CompiledResource, op: 'list' | 'get', q: QueryInput): void {
+  const allowed = allowedParams(c, op)
+  for (const name of q.keys()) {
+    if (!allowed.has(name)) {
+      throw new ApiError('unknown_parameter', `Unknown query parameter "${name.slice(0, 64)}".`, {
+        parameter: name.slice(0, 64),
+        allowed: [...allowed],
+      })
+    }
+  }
+}
+
+function extraOf(c: CompiledResource, q: QueryInput): Record<string, string[]> {
+  const extra: Record<string, string[]> = Object.create(null)
+  for (const p of c.decl.extraParams ?? []) {
+    const v = q.get(p.name)
+    if (!v) continue
+    if (v.length > 50) throw new ApiError('invalid_parameter', `${p.name} may be given at most 50 times.`, { parameter: p.name })
+    for (const s of v) {
+      if (s.length === 0 || s.length > 200) throw new ApiError('invalid_parameter', `${p.name} values must be 1 to 200 characters.`, { parameter: p.name })
+    }
+    extra[p.name] = [...v]
+  }
+  return extra
+}
+
+export function planList(c: CompiledResource, q: QueryInput, surface: Surface, parentId?: string): ListPlan {
+  rejectUnknown(c, 'list', q)
+  let limit = Number.MAX_SAFE_INTEGER
+  let requestedLimit: number | undefined
+  let offset = 0
+  if (!c.decl.unpaged) {
+    const rawLimit = single(q, 'limit')
+    limit = DEFAULT_LIMIT
+    if (rawLimit !== undefined) {
+      const n = nonNegativeInt(rawLimit, 'limit')
+      if (n === 0) throw new ApiError('invalid_parameter', 'limit must be at least 1.', { parameter: 'limit' })
+      if (n > MAX_LIMIT) {
+        if (surface === 'mcp') throw new ApiError('invalid_parameter', `limit must be at most ${MAX_LIMIT}.`, { parameter: 'limit' })
+        requestedLimit = n
+        limit = MAX_LIMIT
+      } else limit = n
+    }
+    const rawOffset = single(q, 'offset')
+    if (rawOffset !== undefined) {
+      offset = nonNegativeInt(rawOffset, 'offset')
+      if (offset > MAX_OFFSET) throw new ApiError('invalid_parameter', `offset must be at most ${MAX_OFFSET}.`, { parameter: 'offset' })
+    }
+  }
+  const rawFilter = single(q, 'filter')
+  let filter = c.defaultFilter
+  if (rawFilter !== undefined) {
+    filter = rawFilter.trim() === '' ? undefined : parseRql(rawFilter)
+  }
+  const rawSort = single(q, 'sort')
+  const sort = rawSort === undefined ? c.defaultSort : parseSort(rawSort, c.decl.sortable ?? [])
+  let fields: string[] | undefined
+  const rawFields = single(q, 'fields')
+  if (rawFields !== undefined) {
+    fields = []
+    for (const f of rawFields.split(',').map((s) => s.trim())) {
+      if (!c.fields.has(f) || !c.listFieldNames.includes(f)) {
+        throw new ApiError('unknown_field', `Unknown field "${f.slice(0, 64)}" in fields.`, { parameter: 'fields', field: f.slice(0, 64), allowed: c.listFieldNames })
+      }
+      if (!fields.includes(f)) fields.push(f)
+    }
+    fields = c.listFieldNames.filter((n) => fields!.includes(n))
+  }
+  return { op: 'list', limit, requestedLimit, offset, filter, filterGiven: rawFilter !== undefined, sort, fields, extra: extraOf(c, q), parentId }
+}
+
+const B64URL = /^[A-Za-z0-9_-]+$/
+
+/** Decodes and validates a path id according to the declaration (contract §2 identifier rules). */
+export function decodeId(c: CompiledResource, raw: string): string {
+  const spec = c.decl.id!
+  const parameter = spec.param
+  if (raw.length === 0 || raw.length > 512) throw new ApiError('invalid_id', `${parameter} must be 1 to 512 characters.`, { parameter })
+  switch (spec.encoding) {
+    case 'int':
+      if (!INT.test(raw) || raw.length > 18) throw new ApiError('invalid_id', `${parameter} must be a positive integer.`, { parameter })
+      return raw
+    case 'base64url': {
+      const s = raw.replace(/=+$/, '')
+      if (!B64URL.test(s) || s.length % 4 === 1) throw new ApiError('invalid_id', `${parameter} must be Base64URL encoded.`, { parameter })
+      const text = Buffer.from(s, 'base64url').toString('utf8')
+      if (text.length === 0 || text.includes('\uFFFD') || Buffer.from(text, 'utf8').toString('base64url') !== s) {
+        throw new ApiError('invalid_id', `${parameter} is not valid Base64URL-encoded UTF-8.`, { parameter })
+      }
+      return text
+    }
+    case 'text':
+      if (/[\u0000-\u001f]/.test(raw)) throw new ApiError('invalid_id', `${parameter} contains control characters.`, { parameter })
+      return raw
+  }
+}
+
+export function planGet(c: CompiledResource, q: QueryInput, rawId?: string): GetPlan {
+  rejectUnknown(c, 'get', q)
+  return { op: 'get', id: rawId === undefined ? undefined : decodeId(c, rawId), extra: extraOf(c, q) }
+}

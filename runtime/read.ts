@@ -1,0 +1,86 @@
+/**
+ * The read pipeline shared by REST and MCP: plan → statement → one query → result. Authentication and
+ * quota happen before this; rendering after it, per surface.
+ */
+import type postgres from 'postgres'
+import { ApiError } from './errors.ts'
+import type { Principal } from './auth/principal.ts'
+import type { CompiledResource } from './registry.ts'
+import { planGet, planList, type ListPlan, type QueryInput, type Surface } from './plan.ts'
+import { getStatement, listStatement, orgOwnerStatement, type ResultRow, type Scope } from './statements.ts'
+import { normalizeOrgId } from './org-id.ts'
+import { classifyDbError } from './db/errors.ts'
+
+export type ReadResult =
+  | { kind: 'list'; data: string; count: number; hasMore: boolean; plan: ListPlan }
+  | { kind: 'one'; data: string }
+
+export interface ReadRequest {
+  resource: CompiledResource
+  op: 'list' | 'get'
+  /** Path parameters by name (orgId, the id param, the parent param). */
+  params: Readonly<Record<string, string | undefined>>
+  query: QueryInput
+  surface: Surface
+  principal: Principal
+}
+
+async function run(sql: postgres.Sql, text: string, values: unknown[], hasFilter: boolean): Promise<ResultRow[]> {
+  try {
+    return (await sql.unsafe(text, values as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as ResultRow[]
+  } catch (e) {
+    throw classifyDbError(e, hasFilter)
+  }
+}
+
+/** Distinguishes 403 (org of the caller's account, not granted to this user) from 404. */
+async function orgDenied(sql: postgres.Sql, orgId: string, p: Principal): Promise<never> {
+  const s = orgOwnerStatement(orgId)
+  const rows = (await sql.unsafe(s.text, s.values as string[], { prepare: true })) as unknown as { account_id: string }[]
+  if (rows[0] && rows[0].account_id === p.accountId && p.userId !== null) {
+    throw new ApiError('forbidden', 'You do not have access to this org.', { parameter: 'orgId' })
+  }
+  throw new ApiError('not_found', 'Org not found.', { parameter: 'orgId' })
+}
+
+export async function read(sql: postgres.Sql, req: ReadRequest): Promise<ReadResult> {
+  const c = req.resource
+  const decl = c.decl
+  const scope: Scope = { accountId: req.principal.accountId, userId: req.principal.userId }
+  const orgParam = decl.scope === 'org' ? req.params.orgId : decl.id?.param === 'orgId' ? req.params.orgId : undefined
+  if (orgParam !== undefined) scope.orgId = normalizeOrgId(orgParam)
+
+  if (req.op === 'list') {
+    const parentId = decl.parent ? req.params[decl.parent.param] : undefined
+    if (decl.parent && (parentId === undefined || !/^[1-9][0-9]{0,17}$/.test(parentId))) {
+      throw new ApiError('invalid_id', `${decl.parent.param} must be a positive integer.`, { parameter: decl.parent.param })
+    }
+    const plan = planList(c, req.query, req.surface, parentId)
+    const st = listStatement(c, plan, scope)
+    const row = (await run(sql, st.text, st.values, plan.filter !== undefined))[0]
+    checkRow(row, decl.scope, decl.parent?.param)
+    if (!row.org_ok && decl.scope === 'org') return orgDenied(sql, scope.orgId!, req.principal)
+    const count = Math.min(row.n, plan.limit)
+    return { kind: 'list', data: row.data ?? '[]', count, hasMore: row.n > plan.limit, plan }
+  }
+
+  const idParam = decl.id?.param
+  const plan = planGet(c, req.query, idParam === 'orgId' ? scope.orgId : idParam ? req.params[idParam] : undefined)
+  const st = getStatement(c, plan, scope)
+  const row = (await run(sql, st.text, st.values, false))[0]
+  if (decl.scope === 'org') {
+    if (!row.org_ok) return orgDenied(sql, scope.orgId!, req.principal)
+    checkRow(row, decl.scope)
+  }
+  if (row.data === null) {
+    if (decl.scope === 'account') return orgDenied(sql, scope.orgId!, req.principal)
+    throw new ApiError('not_found', `${decl.title} not found.`, idParam ? { parameter: idParam } : {})
+  }
+  return { kind: 'one', data: row.data }
+}
+
+function checkRow(row: ResultRow, scope: 'org' | 'account', parentParam?: string): void {
+  if (scope !== 'org' || !row.org_ok) return
+  if (!row.has_scan) throw new ApiError('not_found', 'This org has no completed scan yet.', { parameter: 'orgId' })
+  if (!row.parent_ok) throw new ApiError('not_found', 'Parent record not found.', parentParam ? { parameter: parentParam } : {})
+}

@@ -1,0 +1,170 @@
+/**
+ * Validates the resource registry at start-up and compiles each declaration into what the request
+ * pipeline needs (DESIGN.md: a bad declaration fails start-up with a clear message, never a 4xx at run time).
+ */
+import type { Resource } from './define.ts'
+import { columnName, isScalar, jsonExpr, sqlExpr, type FieldSpec } from './fields.ts'
+import { parseSort, type SortKey } from './sort.ts'
+import { parseRql, type RqlNode } from './rql/index.ts'
+import { isApiError } from './errors.ts'
+
+export class RegistryError extends Error {
+  constructor(message: string) {
+    super(`Invalid resource registry: ${message}`)
+    this.name = 'RegistryError'
+  }
+}
+
+export interface CompiledResource {
+  readonly decl: Resource
+  readonly name: string
+  /** The field specs, as a Map (never an object keyed by user input). */
+  readonly fields: ReadonlyMap<string, FieldSpec>
+  /** json_build_object(...) of the single record / of the list record. */
+  readonly selectOne: string
+  readonly selectList: string
+  /** Field names of the list record, in order. */
+  readonly listFieldNames: readonly string[]
+  readonly defaultSort: readonly SortKey[]
+  readonly defaultFilter: RqlNode | undefined
+  readonly tiebreak: string | undefined
+  /** Table and id column of the parent (objects/{objectId}/fields). */
+  readonly parentTable: string | undefined
+}
+
+const NAME = /^[a-z][A-Za-z0-9]*$/
+const TABLE = /^[a-z][a-z0-9_]*$/
+const TOOL = /^[a-z][a-z0-9_]{2,63}$/
+const PATH = /^[A-Za-z]+(\/(\{[A-Za-z]+\}|[A-Za-z]+))*$/
+
+/** Builds `json_build_object('a', <expr>, ...)` for the given fields. */
+export function buildObject(names: readonly string[], fields: ReadonlyMap<string, FieldSpec>): string {
+  return `json_build_object(${names.map((n) => `'${n}', ${jsonExpr(n, fields.get(n)!)}`).join(', ')})`
+}
+
+export function orderBy(keys: readonly SortKey[], fields: ReadonlyMap<string, FieldSpec>, tiebreak?: string): string {
+  const parts = keys.map((k) => `${sqlExpr(k.field, fields.get(k.field)!)} ${k.desc ? 'DESC NULLS LAST' : 'ASC NULLS FIRST'}`)
+  if (tiebreak && !keys.some((k) => k.field === tiebreak)) parts.push(`${sqlExpr(tiebreak, fields.get(tiebreak)!)} ASC`)
+  return parts.join(', ')
+}
+
+function check(cond: unknown, msg: string): asserts cond {
+  if (!cond) throw new RegistryError(msg)
+}
+
+function compileOne(r: Resource, byName: ReadonlyMap<string, Resource>): CompiledResource {
+  const where = `resource "${r.name}"`
+  check(NAME.test(r.name), `${where}: name must be camelCase letters and digits`)
+  check(TABLE.test(r.table), `${where}: table "${r.table}" must be snake_case`)
+  check(PATH.test(r.path), `${where}: path "${r.path}" is not a valid path`)
+  const fields = new Map(Object.entries(r.fields))
+  check(fields.size > 0 && fields.size <= 50, `${where}: needs 1 to 50 fields`)
+  for (const [n, spec] of fields) {
+    check(/^[a-z][A-Za-z0-9]*$/.test(n), `${where}: field "${n}" must be camelCase`)
+    check(spec.kind !== 'enum' || (spec.values && spec.values.length > 0), `${where}: enum field "${n}" needs values`)
+  }
+  const has = (n: string | undefined, what: string) => n === undefined || check(fields.has(n), `${where}: ${what} "${n}" is not a field`)
+  for (const n of r.filterable ?? []) {
+    has(n, 'filterable field')
+    check(isScalar(fields.get(n)!), `${where}: filterable field "${n}" must be a scalar`)
+  }
+  for (const n of r.sortable ?? []) {
+    has(n, 'sortable field')
+    check(isScalar(fields.get(n)!), `${where}: sortable field "${n}" must be a scalar`)
+  }
+  for (const n of r.listFields ?? []) has(n, 'list field')
+  has(r.id?.field, 'id field')
+  if (r.id) check(/^[a-z][A-Za-z]*$/.test(r.id.param), `${where}: id param "${r.id.param}" must be letters`)
+  const tiebreak = r.tiebreak ?? r.id?.field ?? (fields.has('id') ? 'id' : undefined)
+  has(tiebreak, 'tiebreak')
+  if (r.kind === 'collection' && r.operations.list) {
+    check(tiebreak !== undefined, `${where}: a list needs a tiebreak field (id, or declare tiebreak) for stable paging`)
+  }
+  if (r.kind === 'singleton') {
+    check(!r.operations.list && r.operations.get, `${where}: a singleton has only the get operation`)
+    check(r.scope === 'org', `${where}: singletons are org-scoped`)
+  }
+  check(r.operations.list || r.operations.get, `${where}: has no operation`)
+  check(!r.operations.get || r.kind === 'singleton' || r.id, `${where}: get needs an id`)
+
+  let defaultSort: SortKey[] = []
+  if (r.defaultSort !== undefined) {
+    try {
+      defaultSort = parseSort(r.defaultSort, r.sortable ?? [])
+    } catch (e) {
+      throw new RegistryError(`${where}: defaultSort "${r.defaultSort}": ${isApiError(e) ? e.message : String(e)}`)
+    }
+  }
+  let defaultFilter: RqlNode | undefined
+  if (r.defaultFilter !== undefined) {
+    try {
+      defaultFilter = parseRql(r.defaultFilter)
+    } catch (e) {
+      throw new RegistryError(`${where}: defaultFilter "${r.defaultFilter}": ${isApiError(e) ? e.message : String(e)}`)
+    }
+  }
+  let parentTable: string | undefined
+  if (r.parent) {
+    const p = byName.get(r.parent.resource)
+    check(p && p.id?.encoding === 'int', `${where}: parent resource "${r.parent.resource}" must exist and have an integer id`)
+    has(r.parent.field, 'parent field')
+    check(r.path.includes(`{${r.parent.param}}`), `${where}: path must contain {${r.parent.param}}`)
+    parentTable = p.table
+  } else {
+    check(!r.path.includes('{'), `${where}: path parameters need a parent declaration`)
+  }
+  for (const [op, tool] of Object.entries(r.mcp ?? {})) {
+    if (op === 'list' || op === 'get') check(typeof tool === 'string' && TOOL.test(tool), `${where}: MCP tool name "${tool}" must be snake_case`)
+  }
+  check(!r.singletonSql || r.kind === 'singleton', `${where}: singletonSql is only for singletons`)
+
+  const all = [...fields.keys()]
+  const listFieldNames = r.listFields ? [...r.listFields] : all
+  return {
+    decl: r,
+    name: r.name,
+    fields,
+    selectOne: buildObject(all, fields),
+    selectList: buildObject(listFieldNames, fields),
+    listFieldNames,
+    defaultSort,
+    defaultFilter,
+    tiebreak,
+    parentTable,
+  }
+}
+
+/** Validates and compiles the registry; throws RegistryError on the first bad declaration. */
+export function compileRegistry(registry: readonly Resource[]): CompiledResource[] {
+  const byName = new Map<string, Resource>()
+  for (const r of registry) {
+    if (byName.has(r.name)) throw new RegistryError(`duplicate resource name "${r.name}"`)
+    byName.set(r.name, r)
+  }
+  const compiled = registry.map((r) => compileOne(r, byName))
+  // Route and tool uniqueness across resources.
+  const routes = new Map<string, string>()
+  const tools = new Map<string, string>()
+  for (const c of compiled) {
+    const r = c.decl
+    const base = r.scope === 'org' ? `orgs/{orgId}/${r.path}` : r.path
+    const keys: string[] = []
+    if (r.operations.list) keys.push(base)
+    if (r.operations.get) keys.push(r.kind === 'singleton' ? base : `${base}/{${r.id!.param}}`)
+    for (const k of keys) {
+      const norm = k.replace(/\{[^}]+\}/g, '{}')
+      const prev = routes.get(norm)
+      if (prev) throw new RegistryError(`resources "${prev}" and "${r.name}" both serve /v1/${k}`)
+      routes.set(norm, r.name)
+    }
+    for (const tool of [r.mcp?.list, r.mcp?.get]) {
+      if (!tool) continue
+      const prev = tools.get(tool)
+      if (prev) throw new RegistryError(`resources "${prev}" and "${r.name}" both declare MCP tool ${tool}`)
+      tools.set(tool, r.name)
+    }
+  }
+  return compiled
+}
+
+export { columnName }

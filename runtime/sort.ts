@@ -1,0 +1,32 @@
+/** JSON:API sort strings (contract §4.1): `-priority,effort`. Nulls sort below every value. */
+import { ApiError } from './errors.ts'
+
+export interface SortKey {
+  field: string
+  desc: boolean
+}
+
+const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/** Parses and whitelists a sort string. `parameter` names the parameter in errors. */
+export function parseSort(input: string, sortable: readonly string[], parameter = 'sort'): SortKey[] {
+  if (input.length === 0) throw new ApiError('invalid_parameter', 'sort must not be empty.', { parameter })
+  if (input.length > 512) throw new ApiError('invalid_parameter', 'sort is too long.', { parameter })
+  const keys: SortKey[] = []
+  const seen = new Set<string>()
+  for (const raw of input.split(',')) {
+    const part = raw.trim()
+    const desc = part.startsWith('-')
+    const field = desc || part.startsWith('+') ? part.slice(1) : part
+    if (!FIELD.test(field)) {
+      throw new ApiError('invalid_parameter', `Malformed sort field "${part}"; use comma-separated field names, a leading "-" for descending.`, { parameter })
+    }
+    if (!sortable.includes(field)) {
+      throw new ApiError('unknown_sort_field', `Cannot sort by "${field}".`, { parameter, field, allowed: sortable })
+    }
+    if (seen.has(field)) throw new ApiError('invalid_parameter', `Sort field "${field}" is given twice.`, { parameter, field })
+    seen.add(field)
+    keys.push({ field, desc })
+  }
+  return keys
+}
