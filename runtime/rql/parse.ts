@@ -1,0 +1,330 @@
+/**
+ * Hand-written recursive-descent parser of RQL filters (docs/rql.md). Single pass over the input, no backtracking:
+ * linear in the input length. Throws only `ApiError` (`filter_parse_error`, `filter_too_complex`), with
+ * `{ parameter: 'filter', offset }`. Depth is checked before every recursion, so deep input cannot overflow the stack.
+ */
+import { ApiError } from '../errors.ts'
+import {
+  DEFAULT_RQL_LIMITS, RQL_HARD_MAX_DEPTH, parseIsoDate, parseNumberText,
+  type RqlCmpOp, type RqlLimits, type RqlLiteral, type RqlNode, type RqlNullOp, type RqlSetOp, type RqlValue,
+} from './ast.ts'
+
+type OpKind = 'logic' | 'not' | 'cmp' | 'set' | 'null'
+
+function opKind(name: string): OpKind | undefined {
+  switch (name) {
+    case 'and': case 'or': return 'logic'
+    case 'not': return 'not'
+    case 'eq': case 'ne': case 'lt': case 'le': case 'gt': case 'ge': case 'like': case 'ilike': return 'cmp'
+    case 'in': case 'out': return 'set'
+    case 'isNull': case 'isNotNull': return 'null'
+    default: return undefined
+  }
+}
+
+const OPERATORS = ['and', 'or', 'not', 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'like', 'ilike', 'in', 'out', 'isNull', 'isNotNull']
+
+/** Quotes a piece of user input for an error message, truncated so messages stay short. */
+function show(s: string): string {
+  return JSON.stringify(s.length > 40 ? s.slice(0, 40) + '…' : s)
+}
+
+function isIdentStart(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95
+}
+function isIdentPart(c: number): boolean {
+  return isIdentStart(c) || (c >= 48 && c <= 57)
+}
+function isSpace(c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 13
+}
+/** Characters ending an unquoted value: `(` `)` `,` `&` `|`, whitespace and quotes. */
+function endsBare(c: number): boolean {
+  return c === 40 || c === 41 || c === 44 || c === 38 || c === 124 || c === 39 || c === 34 || isSpace(c)
+}
+
+class Parser {
+  private pos = 0
+  private nodes = 0
+  private readonly maxDepth: number
+
+  constructor(private readonly src: string, private readonly lim: RqlLimits) {
+    this.maxDepth = Math.min(lim.maxDepth, RQL_HARD_MAX_DEPTH)
+  }
+
+  parse(): RqlNode {
+    if (typeof this.src !== 'string') throw new ApiError('filter_parse_error', 'Filter must be one string', { parameter: 'filter', offset: 0 })
+    if (this.src.length > this.lim.maxLength) {
+      this.tooComplex(`Filter is longer than ${this.lim.maxLength} characters`, this.lim.maxLength)
+    }
+    if (this.src.length === 0) this.fail('Empty filter')
+    const node = this.expr(0)
+    this.ws()
+    if (this.pos < this.src.length) this.fail(`Unexpected ${this.found()}; expected "&", "|" or end of filter`)
+    return node
+  }
+
+  private fail(reason: string, offset = this.pos): never {
+    throw new ApiError('filter_parse_error', reason, { parameter: 'filter', offset })
+  }
+
+  private tooComplex(reason: string, offset: number): never {
+    throw new ApiError('filter_too_complex', reason, { parameter: 'filter', offset })
+  }
+
+  private found(): string {
+    return this.pos < this.src.length ? show(this.src[this.pos]) : 'end of filter'
+  }
+
+  private ws(): void {
+    while (this.pos < this.src.length && isSpace(this.src.charCodeAt(this.pos))) this.pos++
+  }
+
+  /** Skips whitespace, then consumes `ch` or fails with "Expected <what>, found <char>[; <hint>]". */
+  private expect(ch: string, what: string, hint?: string): void {
+    this.ws()
+    if (this.src[this.pos] !== ch) this.fail(`Expected ${what}, found ${this.found()}` + (hint ? `; ${hint}` : ''))
+    this.pos++
+  }
+
+  private count(offset: number): void {
+    if (++this.nodes > this.lim.maxNodes) this.tooComplex(`Filter has more than ${this.lim.maxNodes} conditions`, offset)
+  }
+
+  private enter(depth: number, offset: number): number {
+    if (depth + 1 > this.maxDepth) this.tooComplex(`Filter is nested more than ${this.maxDepth} levels deep`, offset)
+    return depth + 1
+  }
+
+  private ident(): string {
+    const start = this.pos
+    if (start < this.src.length && isIdentStart(this.src.charCodeAt(start))) {
+      this.pos++
+      while (this.pos < this.src.length && isIdentPart(this.src.charCodeAt(this.pos))) this.pos++
+    }
+    return this.src.slice(start, this.pos)
+  }
+
+  /** term ( '&' term )* | term ( '|' term )* — mixing both needs parentheses. */
+  private expr(depth: number): RqlNode {
+    const first = this.term(depth)
+    this.ws()
+    const joiner = this.src[this.pos]
+    if (joiner !== '&' && joiner !== '|') return first
+    this.count(first.offset)
+    const args = [first]
+    for (;;) {
+      this.ws()
+      const c = this.src[this.pos]
+      if (c !== '&' && c !== '|') break
+      if (c !== joiner) this.fail('Cannot mix "&" and "|" without parentheses')
+      this.pos++
+      args.push(this.term(depth))
+    }
+    return { type: joiner === '&' ? 'and' : 'or', args, offset: first.offset }
+  }
+
+  /** '(' expr ')' | operator call */
+  private term(depth: number): RqlNode {
+    this.ws()
+    const start = this.pos
+    if (this.src[start] === '(') {
+      const d = this.enter(depth, start)
+      this.pos++
+      const node = this.expr(d)
+      this.expect(')', '")"')
+      return node
+    }
+    const name = this.ident()
+    if (name === '') this.fail(`Expected an operator, found ${this.found()}`)
+    const kind = opKind(name)
+    if (kind === undefined) {
+      const lower = name.toLowerCase()
+      const hint = OPERATORS.find((o) => o.toLowerCase() === lower)
+      this.fail(`Unknown operator ${show(name)}` + (hint ? ` (did you mean "${hint}"?)` : ''), start)
+    }
+    this.expect('(', `"(" after ${show(name)}`)
+    this.count(start)
+    switch (kind) {
+      case 'logic': {
+        const d = this.enter(depth, start)
+        const args = [this.expr(d)]
+        for (;;) {
+          this.ws()
+          if (this.src[this.pos] !== ',') break
+          this.pos++
+          args.push(this.expr(d))
+        }
+        this.expect(')', '"," or ")"')
+        return { type: name as 'and' | 'or', args, offset: start }
+      }
+      case 'not': {
+        const arg = this.expr(this.enter(depth, start))
+        this.expect(')', '")"', 'not() takes exactly one argument')
+        return { type: 'not', arg, offset: start }
+      }
+      case 'cmp': {
+        const field = this.field()
+        const value = this.value()
+        this.expect(')', '")" after value', `${name}() takes a field and one value`)
+        return { type: 'cmp', op: name as RqlCmpOp, field, value, offset: start }
+      }
+      case 'set': {
+        const field = this.field()
+        this.ws()
+        let values: RqlLiteral[]
+        if (this.src[this.pos] === '(') {
+          this.pos++
+          values = this.values()
+          this.expect(')', '"," or ")" after value')
+          this.expect(')', '")" after the value list')
+        } else {
+          values = this.values()
+          this.expect(')', '"," or ")" after value')
+        }
+        return { type: 'set', op: name as RqlSetOp, field, values, offset: start }
+      }
+      case 'null': {
+        this.ws()
+        const field = this.fieldName()
+        this.expect(')', '")" after field name', `${name}() takes one field`)
+        return { type: 'null', op: name as RqlNullOp, field, offset: start }
+      }
+    }
+  }
+
+  private fieldName(): string {
+    this.ws()
+    const name = this.ident()
+    if (name === '') this.fail(`Expected a field name, found ${this.found()}`)
+    return name
+  }
+
+  /** A field name followed by ','. */
+  private field(): string {
+    const name = this.fieldName()
+    this.expect(',', '"," after field name')
+    return name
+  }
+
+  /** value ( ',' value )* */
+  private values(): RqlLiteral[] {
+    const out: RqlLiteral[] = []
+    for (;;) {
+      this.ws()
+      if (out.length >= this.lim.maxValues) {
+        this.tooComplex(`More than ${this.lim.maxValues} values in one in()/out()`, this.pos)
+      }
+      out.push(this.value())
+      this.ws()
+      if (this.src[this.pos] !== ',') return out
+      this.pos++
+    }
+  }
+
+  private value(): RqlLiteral {
+    this.ws()
+    const offset = this.pos
+    const c = this.src.charCodeAt(offset)
+    if (c === 39 || c === 34) return { value: this.quoted(), offset }
+    if (offset >= this.src.length || endsBare(c)) this.fail(`Expected a value, found ${this.found()}`)
+    while (this.pos < this.src.length && !endsBare(this.src.charCodeAt(this.pos))) this.pos++
+    const token = this.src.slice(offset, this.pos)
+    const colon = token.indexOf(':')
+    const prefix = colon > 0 ? token.slice(0, colon) : ''
+    const typed = prefix === 'string' || prefix === 'number' || prefix === 'date' || prefix === 'boolean'
+    const q = this.src.charCodeAt(this.pos)
+    if (q === 39 || q === 34) {
+      if (!typed || colon !== token.length - 1) this.fail('Unexpected quote inside an unquoted value')
+      return { value: this.convert(prefix, this.quoted(), offset), offset }
+    }
+    if (typed) return { value: this.convert(prefix, this.decode(token.slice(colon + 1), offset), offset), offset }
+    const decoded = this.decode(token, offset)
+    return { value: this.infer(token, decoded, offset), bare: decoded, offset }
+  }
+
+  /** Type of an unprefixed, unquoted token. Inference looks at the raw text: `%74rue` is the string "true". */
+  private infer(token: string, decoded: string, offset: number): RqlValue {
+    if (token === 'true') return true
+    if (token === 'false') return false
+    if (token === 'null') return null
+    const n = parseNumberText(token)
+    if (n !== undefined) return n
+    const d = parseIsoDate(token)
+    if (d === 'invalid') this.fail(`Invalid date ${show(token)}`, offset)
+    if (d !== undefined) return d
+    return decoded
+  }
+
+  private convert(prefix: string, text: string, offset: number): RqlValue {
+    switch (prefix) {
+      case 'number': {
+        const n = parseNumberText(text)
+        if (n === undefined) this.fail(`Invalid number ${show(text)}`, offset)
+        return n
+      }
+      case 'date': {
+        const d = parseIsoDate(text)
+        if (d === undefined || d === 'invalid') this.fail(`Invalid date ${show(text)}`, offset)
+        return d
+      }
+      case 'boolean':
+        if (text === 'true') return true
+        if (text === 'false') return false
+        this.fail(`Invalid boolean ${show(text)}; expected true or false`, offset)
+      default:
+        return text
+    }
+  }
+
+  private decode(token: string, offset: number): string {
+    if (!token.includes('%')) return token
+    try {
+      return decodeURIComponent(token)
+    } catch {
+      this.fail(`Invalid percent-encoding in ${show(token)}; write a literal % as %25 or quote the value`, offset)
+    }
+  }
+
+  /** 'text' or "text"; backslash escapes only \\, \' and \". Built from slices: linear. */
+  private quoted(): string {
+    const start = this.pos
+    const quote = this.src.charCodeAt(start)
+    const parts: string[] = []
+    let seg = ++this.pos
+    while (this.pos < this.src.length) {
+      const c = this.src.charCodeAt(this.pos)
+      if (c === quote) {
+        parts.push(this.src.slice(seg, this.pos))
+        this.pos++
+        return parts.join('')
+      }
+      if (c === 92) {
+        const n = this.src[this.pos + 1]
+        if (n !== '\\' && n !== "'" && n !== '"') {
+          this.fail('Invalid escape in quoted string; only \\\\, \\\' and \\" are allowed')
+        }
+        parts.push(this.src.slice(seg, this.pos), n)
+        this.pos += 2
+        seg = this.pos
+      } else {
+        this.pos++
+      }
+    }
+    this.fail('Unterminated quoted string', start)
+  }
+}
+
+/**
+ * Parses an RQL filter into an AST. Throws `ApiError` `filter_parse_error` (syntax, with the reason and offset)
+ * or `filter_too_complex` (a limit of `limits`, defaults {@link DEFAULT_RQL_LIMITS}). Empty input is a parse error.
+ */
+export function parseRql(input: string, limits: Partial<RqlLimits> = {}): RqlNode {
+  const d = DEFAULT_RQL_LIMITS
+  return new Parser(input, {
+    maxLength: limits.maxLength ?? d.maxLength,
+    maxDepth: limits.maxDepth ?? d.maxDepth,
+    maxNodes: limits.maxNodes ?? d.maxNodes,
+    maxValues: limits.maxValues ?? d.maxValues,
+  }).parse()
+}
