@@ -5,7 +5,7 @@
 import type { Resource } from './define.ts'
 import { columnName, isScalar, jsonExpr, sqlExpr, type FieldSpec } from './fields.ts'
 import { parseSort, type SortKey } from './sort.ts'
-import { parseRql, type RqlNode } from './rql/index.ts'
+import { compileFilter, parseRql, type RqlNode } from './rql/index.ts'
 import { isApiError } from './errors.ts'
 
 export class RegistryError extends Error {
@@ -99,6 +99,7 @@ function compileOne(r: Resource, byName: ReadonlyMap<string, Resource>): Compile
   if (r.defaultFilter !== undefined) {
     try {
       defaultFilter = parseRql(r.defaultFilter)
+      compileFilter(defaultFilter, r.fields, r.filterable ?? [], () => '$1')
     } catch (e) {
       throw new RegistryError(`${where}: defaultFilter "${r.defaultFilter}": ${isApiError(e) ? e.message : String(e)}`)
     }
