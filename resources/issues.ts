@@ -26,7 +26,7 @@ export const issues = defineResource({
     impact: f.text(),
     affectedCount: f.int(),
     firstDetectedDate: f.ts(),
-    scanId: f.int(),
+    scanId: f.int({ expr: 't.scan_id', description: 'The scan the issue was read from.' }),
   },
   filterable: ['issueKey', 'title', 'category', 'priority', 'effort', 'namespace', 'affectedCount', 'firstDetectedDate'],
   sortable: ['issueKey', 'title', 'category', 'priority', 'effort', 'affectedCount', 'firstDetectedDate'],

@@ -29,6 +29,8 @@ export interface Config {
   authCacheMs: number
   /** Seed demo data on first start of an empty database. */
   seedDemo: boolean
+  /** Size of the demo seed (1 = one large org with 20,000+ fields). */
+  seedScale: number
   logRequests: boolean
 }
 
@@ -56,6 +58,7 @@ const EnvSchema = v.object({
   ORGSCAN_DEFAULT_MONTHLY_LIMIT: v.optional(intFromEnv(0, 1_000_000_000), '200000'),
   ORGSCAN_AUTH_CACHE_MS: v.optional(intFromEnv(0, 3_600_000), '5000'),
   ORGSCAN_SEED_DEMO: v.optional(v.picklist(['true', 'false']), 'true'),
+  ORGSCAN_SEED_SCALE: v.optional(v.pipe(v.string(), v.transform(Number), v.number('must be a number'), v.minValue(0.001), v.maxValue(10)), '1'),
   ORGSCAN_LOG_REQUESTS: v.optional(v.picklist(['true', 'false']), 'false'),
 })
 
@@ -109,6 +112,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     defaultMonthlyLimit: e.ORGSCAN_DEFAULT_MONTHLY_LIMIT,
     authCacheMs: e.ORGSCAN_AUTH_CACHE_MS,
     seedDemo: e.ORGSCAN_SEED_DEMO === 'true',
+    seedScale: e.ORGSCAN_SEED_SCALE,
     logRequests: e.ORGSCAN_LOG_REQUESTS === 'true',
     ...overrides,
   }

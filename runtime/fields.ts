@@ -49,6 +49,11 @@ export function columnName(field: string): string {
   return field.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase()).replace(/([a-z])(\d)/g, '$1_$2')
 }
 
+/** A column name as a quoted SQL identifier (some field names, e.g. `references`, are reserved words). */
+export function quotedColumn(field: string): string {
+  return `"${columnName(field)}"`
+}
+
 /** SQL column type of a field kind (DDL and parameter casts). */
 export function sqlType(s: FieldSpec): string {
   switch (s.kind) {
@@ -65,7 +70,7 @@ export function sqlType(s: FieldSpec): string {
 
 /** The SQL expression rendering a field as JSON-ready value (table alias `t`). */
 export function jsonExpr(name: string, s: FieldSpec): string {
-  const col = s.expr ? `(${s.expr})` : `t.${columnName(name)}`
+  const col = s.expr ? `(${s.expr})` : `t.${quotedColumn(name)}`
   switch (s.kind) {
     case 'ts': return `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`
     case 'date': return `to_char(${col}, 'YYYY-MM-DD')`
@@ -75,7 +80,7 @@ export function jsonExpr(name: string, s: FieldSpec): string {
 
 /** The SQL expression of a field for WHERE / ORDER BY (alias `t`). */
 export function sqlExpr(name: string, s: FieldSpec): string {
-  return s.expr ? `(${s.expr})` : `t.${columnName(name)}`
+  return s.expr ? `(${s.expr})` : `t.${quotedColumn(name)}`
 }
 
 /** The valibot schema of one field's wire value (imports and output schemas). */

@@ -99,8 +99,7 @@ function toColumns(c: CompiledResource, rec: Record<string, unknown>, scanId: st
   const row: Record<string, unknown> = { scan_id: scanId }
   for (const [n, spec] of c.fields) {
     if (spec.expr) continue
-    const val = rec[n]
-    row[columnName(n)] = spec.kind === 'json' && val !== null && val !== undefined ? JSON.stringify(val) : val
+    row[columnName(n)] = rec[n] ?? null
   }
   return row
 }

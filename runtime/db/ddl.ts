@@ -4,6 +4,8 @@
  * Migrations themselves are frozen SQL files: a migration never changes after it has shipped.
  */
 import { columnName, sqlType } from '../fields.ts'
+
+const q = (c: string) => `"${c}"`
 import type { CompiledResource } from '../registry.ts'
 
 export interface ExpectedTable {
@@ -31,15 +33,15 @@ export function expectedTables(compiled: readonly CompiledResource[]): ExpectedT
     if (t.primaryKey.length === 0) t.primaryKey = t.orgScoped ? (key ? ['scan_id', key] : ['scan_id']) : key ? [key] : []
     const sortCols = c.defaultSort.filter((k) => !c.fields.get(k.field)!.expr)
     if (t.orgScoped && sortCols.length === c.defaultSort.length) {
-      const lead = c.decl.parent ? [columnName(c.decl.parent.field)] : []
+      const lead = c.decl.parent ? [q(columnName(c.decl.parent.field))] : []
       const cols = [
-        'scan_id',
+        q('scan_id'),
         ...lead,
-        ...sortCols.map((k) => `${columnName(k.field)} ${k.desc ? 'DESC NULLS LAST' : 'ASC NULLS FIRST'}`),
-        ...(key && !sortCols.some((k) => columnName(k.field) === key) ? [key] : []),
+        ...sortCols.map((k) => `${q(columnName(k.field))} ${k.desc ? 'DESC NULLS LAST' : 'ASC NULLS FIRST'}`),
+        ...(key && !sortCols.some((k) => columnName(k.field) === key) ? [q(key)] : []),
       ].join(', ')
       const name = `${c.name.replace(/[A-Z]/g, (x) => '_' + x.toLowerCase())}_default_idx`
-      if (cols !== t.primaryKey.join(', ') && !t.indexes.some((i) => i.columns === cols)) t.indexes.push({ name, columns: cols })
+      if (cols !== t.primaryKey.map(q).join(', ') && !t.indexes.some((i) => i.columns === cols)) t.indexes.push({ name, columns: cols })
     }
     out.set(c.decl.table, t)
   }
@@ -47,8 +49,8 @@ export function expectedTables(compiled: readonly CompiledResource[]): ExpectedT
 }
 
 export function renderDdl(t: ExpectedTable): string {
-  const cols = [...t.columns].map(([n, ty]) => `  ${n} ${ty}${n === 'scan_id' ? ' REFERENCES scans(id) ON DELETE CASCADE' : ''}`)
-  if (t.primaryKey.length) cols.push(`  PRIMARY KEY (${t.primaryKey.join(', ')})`)
+  const cols = [...t.columns].map(([n, ty]) => `  ${q(n)} ${ty}${n === 'scan_id' ? ' REFERENCES scans(id) ON DELETE CASCADE' : ''}`)
+  if (t.primaryKey.length) cols.push(`  PRIMARY KEY (${t.primaryKey.map(q).join(', ')})`)
   const idx = t.indexes.map((i) => `CREATE INDEX ${i.name} ON ${t.table} (${i.columns});`)
   return [`CREATE TABLE ${t.table} (\n${cols.join(',\n')}\n);`, ...idx].join('\n')
 }

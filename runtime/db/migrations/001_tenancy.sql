@@ -47,8 +47,8 @@ CREATE TABLE orgs (
   latest_scan_id bigint,
   last_scan_date timestamptz,
   last_scan_status text,
-  scan_count integer NOT NULL DEFAULT 0,
-  score integer,
+  scan_count bigint NOT NULL DEFAULT 0,
+  score bigint,
   issue_counts jsonb,
   resource_counts jsonb
 );

@@ -1,0 +1,64 @@
+/** `orgscan serve`: starts the service, seeds demo data on an empty database, prints how to call it. */
+import { registry } from '../../resources/index.ts'
+import { seedDemo } from '../../resources/demo/seed.ts'
+import type { Config } from '../../runtime/config.ts'
+import { startService } from '../../runtime/service.ts'
+import { createAccount, createKey } from '../../runtime/admin.ts'
+import { demoCredentials } from '../../runtime/secrets.ts'
+import { createLogger } from '../../runtime/log.ts'
+import { quotaFactory } from '../../runtime/quota/factory.ts'
+
+export async function serve(config: Config, opts: { json: boolean }): Promise<void> {
+  const log = createLogger()
+  const say = (s: string) => process.stderr.write(s + '\n')
+  const svc = await startService(config, {
+    registry,
+    log,
+    quota: quotaFactory(config),
+    onEmptyDatabase: async ({ db, pepper, resources }) => {
+      if (!config.seedDemo) return
+      say(`First start: seeding demo data into ${db.describe} (scale ${config.seedScale}; set ORGSCAN_SEED_DEMO=false to skip)…`)
+      const t0 = Date.now()
+      const seeded = await seedDemo(db.sql, resources, { scale: config.seedScale, progress: (l) => say(`  ${l}`) })
+      const main = seeded.accounts[0] ?? (await createAccount(db.sql, { name: 'Demo', dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit }))
+      const demo = demoCredentials(pepper)
+      await createKey(db.sql, pepper, main.id, { keyId: demo.keyId, secret: demo.secret, name: 'demo key' })
+      await db.sql`INSERT INTO server_settings (name, value) VALUES ('demo_key_id', ${demo.keyId}) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`
+      say(`Seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s.`)
+    },
+  })
+  const [setting] = await svc.db.sql`SELECT value FROM server_settings WHERE name = 'demo_key_id'`
+  let demo: { keyId: string; secret: string } | undefined
+  if (setting) {
+    const creds = demoCredentials(svc.pepper)
+    const [alive] = await svc.db.sql`SELECT 1 FROM api_keys WHERE key_id = ${creds.keyId} AND revoked_at IS NULL`
+    if (alive && creds.keyId === setting.value) demo = creds
+  }
+  const [firstOrg] = await svc.db.sql`SELECT o.salesforce_id FROM orgs o JOIN api_keys k ON k.account_id = o.account_id
+    WHERE k.key_id = ${demo?.keyId ?? ''} AND o.latest_scan_id IS NOT NULL ORDER BY o.name LIMIT 1`
+  if (opts.json) {
+    process.stdout.write(JSON.stringify({ url: svc.url, database: svc.db.describe, demoKey: demo ?? null }) + '\n')
+  } else {
+    say(`orgscan listening on ${svc.url} (database: ${svc.db.describe})`)
+    if (demo) {
+      say(`Demo API key (local demo data only): ${demo.keyId}:${demo.secret}`)
+      say(`Try:\n  curl -u '${demo.keyId}:${demo.secret}' ${svc.url}/v1/orgs`)
+      if (firstOrg) say(`  curl -u '${demo.keyId}:${demo.secret}' '${svc.url}/v1/orgs/${firstOrg.salesforce_id}/fields?limit=5'`)
+    }
+  }
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) return
+    stopping = true
+    say(`${signal} received, shutting down…`)
+    svc.close().then(
+      () => process.exit(0),
+      (e) => {
+        log.error({ msg: 'shutdown failed', err: e })
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGINT', () => stop('SIGINT'))
+  process.on('SIGTERM', () => stop('SIGTERM'))
+}

@@ -1,0 +1,115 @@
+/**
+ * Assembles the service: database (embedded PGlite or PostgreSQL), migrations, pepper, optional demo seed,
+ * registry, authentication, quota, REST router and HTTP listener.
+ */
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Resource } from './define.ts'
+import type { Clock, Config } from './config.ts'
+import { compileRegistry } from './registry.ts'
+import { openDatabase, type Database } from './db/connect.ts'
+import { migrate } from './db/migrate.ts'
+import { resolvePepper } from './secrets.ts'
+import { ApiKeyAuthenticator, parseBasic, unauthorized } from './auth/api-keys.ts'
+import { createLogger, type Logger } from './log.ts'
+import type { ServiceContext } from './service-context.ts'
+import { buildRestRouter } from './http/rest.ts'
+import { createHttpServer } from './http/server.ts'
+import { noopQuota } from './quota/noop.ts'
+import type { QuotaService } from './quota/types.ts'
+import { normalizeOrgId } from './org-id.ts'
+import { ApiError } from './errors.ts'
+import type { Principal } from './auth/principal.ts'
+
+export interface ServiceOptions {
+  clock?: Clock
+  log?: Logger
+  /** The resource registry (resources/index.ts); passed in so the runtime never imports a resource. */
+  registry: readonly Resource[]
+  /** Called after migrations on a fresh database (demo seed). */
+  onEmptyDatabase?: (ctx: { db: Database; pepper: string; resources: ServiceContext['resources'] }) => Promise<void>
+  quota?: (ctx: { sql: Database['sql']; clock: Clock; log: Logger }) => QuotaService
+}
+
+export interface RunningService {
+  url: string
+  port: number
+  server: Server
+  ctx: ServiceContext
+  db: Database
+  pepper: string
+  close(): Promise<void>
+}
+
+export async function startService(config: Config, opts: ServiceOptions): Promise<RunningService> {
+  const clock = opts.clock ?? Date.now
+  const log = opts.log ?? createLogger()
+  const resources = compileRegistry(opts.registry)
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.poolSize })
+  let auth: ApiKeyAuthenticator | undefined
+  let quota: QuotaService | undefined
+  try {
+    await migrate(db.sql, (line) => log.info({ msg: line }))
+    const pepper = await resolvePepper({ configured: config.pepper, dataDir: config.dataDir, embedded: db.kind === 'embedded', sql: db.sql, log })
+    if (opts.onEmptyDatabase) {
+      const [{ n }] = await db.sql`SELECT count(*)::int AS n FROM accounts`
+      if (n === 0) await opts.onEmptyDatabase({ db, pepper, resources })
+    }
+    auth = new ApiKeyAuthenticator(db.sql, pepper, config.authCacheMs, clock)
+    const a = auth
+    quota = opts.quota ? opts.quota({ sql: db.sql, clock, log }) : noopQuota
+    const ctx: ServiceContext = {
+      config,
+      clock,
+      sql: db.sql,
+      resources,
+      log,
+      quota,
+      async authenticate(header): Promise<Principal> {
+        const creds = parseBasic(header)
+        if (!creds) throw unauthorized('Authentication required: send HTTP Basic credentials (API key id and secret).')
+        return a.authenticate(creds)
+      },
+      async checkOrgAccess(p, rawOrgId) {
+        const orgId = normalizeOrgId(rawOrgId)
+        const rows = await db.sql<{ account_id: string; granted: boolean }[]>`
+          SELECT account_id::text AS account_id,
+            (${p.userId}::bigint IS NULL OR EXISTS (SELECT 1 FROM user_org_access a WHERE a.user_id = ${p.userId}::bigint AND a.org_id = ${orgId})) AS granted
+          FROM orgs WHERE salesforce_id = ${orgId}`
+        const r = rows[0]
+        if (!r || r.account_id !== p.accountId) throw new ApiError('not_found', 'Org not found.', { parameter: 'orgId' })
+        if (!r.granted) throw new ApiError('forbidden', 'You do not have access to this org.', { parameter: 'orgId' })
+      },
+    }
+    const server = createHttpServer([buildRestRouter(ctx)])
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(config.port, config.host, () => resolve())
+    })
+    const port = (server.address() as AddressInfo).port
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host
+    let closed = false
+    return {
+      url: `http://${host}:${port}`,
+      port,
+      server,
+      ctx,
+      db,
+      pepper,
+      async close() {
+        if (closed) return
+        closed = true
+        server.closeAllConnections()
+        await new Promise<void>((r) => server.close(() => r()))
+        await a.close()
+        await quota!.close()
+        await db.close()
+      },
+    }
+  } catch (e) {
+    await auth?.close().catch(() => undefined)
+    await quota?.close().catch(() => undefined)
+    await db.close().catch(() => undefined)
+    throw e
+  }
+}
