@@ -1,0 +1,210 @@
+/**
+ * The database connection layer: one postgres.js `Sql` for the rest of orgscan, backed either by a
+ * PostgreSQL server (`databaseUrl`) or by an embedded PGlite database in a local folder (`dataDir`).
+ *
+ * Embedded mode (see embedded.ts): PGlite runs in a worker thread behind a Postgres-protocol socket
+ * server, and the pool has exactly ONE connection. PGlite is a single Postgres session:
+ * - a transaction is global to it, so an open transaction blocks every other connection;
+ * - the socket server multiplexes connections onto that session, so two connections could interleave
+ *   protocol messages and prepared statements.
+ * One pooled connection avoids both. Consequence for callers (applies to both modes, to keep code
+ * portable): NEVER run work on the pool (`sql`) while inside `sql.begin(tx => ...)` or `sql.reserve()`
+ * — use `tx` only. In embedded mode the transaction holds the only connection, so an `await sql`...``
+ * inside it waits for that connection forever (deadlock). Likewise, do not change session settings
+ * with plain `SET` (use `SET LOCAL` inside a transaction): in embedded mode the session is shared by
+ * everything and outlives connections.
+ */
+import type net from 'node:net'
+import postgres from 'postgres'
+import { acquireDataDirLock, type DataDirLock } from './lock.ts'
+import { startEmbeddedHost, type EmbeddedHost } from './embedded.ts'
+
+export interface OpenOptions {
+  /** PostgreSQL connection URL; takes precedence over `dataDir`. */
+  databaseUrl?: string
+  /** Folder of the embedded PGlite database (created if missing), or 'memory://' for an in-memory one. */
+  dataDir?: string
+  /** Pool size for `databaseUrl` (default 4). Ignored for embedded: always 1 connection. */
+  poolSize?: number
+}
+
+export interface Database {
+  sql: postgres.Sql
+  kind: 'postgres' | 'embedded'
+  /** Human-readable target, never with a password: 'embedded PGlite at ./data', 'postgres://user@host:5432/db'. */
+  describe: string
+  /** Ends the pool; in embedded mode also stops PGlite (data flushed) and releases the folder lock. Idempotent. */
+  close(): Promise<void>
+}
+
+export const MEMORY_DATA_DIR = 'memory://'
+
+/** Session settings for every connection. Sent as startup parameters (PGlite ignores them; its worker sets them). */
+const CONNECTION_PARAMS = { TimeZone: 'UTC', application_name: 'orgscan' }
+const silent = () => {}
+
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 4)
+  if (opts.dataDir) return openEmbedded(opts.dataDir)
+  throw new Error(
+    'No database configured: set DATABASE_URL to use a PostgreSQL server, or a data folder for the embedded database.',
+  )
+}
+
+async function openPostgres(url: string, poolSize: number): Promise<Database> {
+  let sql: postgres.Sql
+  try {
+    sql = postgres(url, {
+      max: poolSize,
+      idle_timeout: 60,
+      connect_timeout: 10,
+      connection: CONNECTION_PARAMS,
+      onnotice: silent,
+    })
+  } catch (err) {
+    // No `cause`: URL parse errors carry the whole URL (password included) in `input`.
+    throw new Error(`Invalid database URL: ${(err as Error).message}`)
+  }
+  const describe = describeParsed(sql.options, url)
+  try {
+    await sql`select 1`
+  } catch (err) {
+    await sql.end({ timeout: 0 }).catch(silent)
+    throw new Error(`Cannot connect to PostgreSQL at ${describe}: ${(err as Error).message}`, { cause: err })
+  }
+  return { sql, kind: 'postgres', describe, close: once(() => sql.end({ timeout: 5 })) }
+}
+
+/** Embedded hosts by Database, for tests and diagnostics (`embeddedHostOf`). */
+const hosts = new WeakMap<Database, EmbeddedHost>()
+
+/** The worker host behind an embedded Database (tests use it to simulate a worker crash). */
+export function embeddedHostOf(db: Database): EmbeddedHost | undefined {
+  return hosts.get(db)
+}
+
+async function openEmbedded(dataDir: string): Promise<Database> {
+  const memory = dataDir === MEMORY_DATA_DIR
+  if (!memory && /^[a-z][a-z0-9+.-]*:\/\//i.test(dataDir)) {
+    throw new Error(`Unsupported data folder ${dataDir}: give a folder path, or ${MEMORY_DATA_DIR} for an in-memory database.`)
+  }
+  const describe = memory ? 'embedded PGlite (in memory)' : `embedded PGlite at ${dataDir}`
+  // The lock is taken by this process (the worker is one of its threads) before PGlite touches the folder.
+  const lock: DataDirLock | undefined = memory ? undefined : acquireDataDirLock(dataDir)
+  const target = lock ? lock.dir : MEMORY_DATA_DIR
+
+  let host: EmbeddedHost
+  try {
+    host = await startEmbeddedHost(target)
+  } catch (err) {
+    lock?.release()
+    throw err
+  }
+  const { endpoint } = host
+
+  // `socket` (returns a connected socket) is supported by postgres.js at runtime (connection.js,
+  // createSocket) but missing from its type declarations.
+  const options: postgres.Options<{}> & { socket: () => Promise<net.Socket> } = {
+    // Our own connected sockets: a dead worker then rejects queries with a clear error (embedded.ts).
+    socket: host.connect,
+    // Only used by postgres.js in error messages when `socket` is given.
+    ...('path' in endpoint ? { path: endpoint.path } : { host: endpoint.host, port: endpoint.port }),
+    database: 'postgres',
+    username: 'postgres',
+    // Exactly one connection, see the file comment. Never closed on idle or age: the socket server
+    // accepts one connection, and a reconnect could race the server's cleanup of the old one.
+    max: 1,
+    idle_timeout: 0,
+    max_lifetime: 0,
+    connect_timeout: 30,
+    connection: CONNECTION_PARAMS,
+    onnotice: silent,
+  }
+  const sql = postgres(options)
+
+  const close = once(async () => {
+    try {
+      // After a worker death nothing can complete: don't wait for the queries it took down.
+      await sql.end({ timeout: host.failure ? 0 : 5 })
+    } finally {
+      try {
+        await host.stop()
+      } finally {
+        lock?.release() // only after the worker is gone: nobody holds PGlite any more
+      }
+    }
+  })
+
+  try {
+    const [row] = await sql<{ TimeZone: string }[]>`show TimeZone`
+    if (row?.TimeZone !== 'UTC') throw new Error(`session TimeZone is ${row?.TimeZone}, expected UTC`)
+  } catch (err) {
+    await close().catch(silent)
+    throw new Error(`Cannot open the ${describe}: ${(err as Error).message}`, { cause: err })
+  }
+
+  const db: Database = { sql, kind: 'embedded', describe, close }
+  hosts.set(db, host)
+  return db
+}
+
+/**
+ * A connection URL for display, without the password: 'postgres://app:secret@db:5432/orgscan' →
+ * 'postgres://app@db:5432/orgscan'. Built from what postgres.js parsed (so it shows what will really be
+ * used, PG* environment fallbacks included), not by editing the URL. Safety net for malformed URLs (an
+ * unencoded '/', '?' or '@' in a password can shift parts around): any field equal to a password-looking
+ * fragment of the input, and any occurrence of one of 4+ characters, is masked as '***'.
+ */
+export function describeDatabaseUrl(url: string): string {
+  let options: postgres.ParsedOptions
+  try {
+    // Parsing only: a postgres.js instance opens no connection before its first query.
+    options = postgres(url, { max: 1 }).options
+  } catch {
+    return INVALID_URL
+  }
+  return describeParsed(options, url)
+}
+
+const INVALID_URL = '(invalid database URL)'
+
+function describeParsed(o: postgres.ParsedOptions, url: string): string {
+  const secrets = secretsIn(url, (o as { pass?: unknown }).pass)
+  const mask = (field: string) => {
+    if (secrets.includes(field)) return '***'
+    for (const secret of secrets) if (secret.length >= 4) field = field.split(secret).join('***')
+    return field
+  }
+  const target = o.path ? String(o.path) : o.host.map((h, i) => `${h}:${o.port[i] ?? o.port[0]}`).join(',')
+  return `postgres://${o.user ? `${mask(o.user)}@` : ''}${mask(target)}/${mask(o.database)}`
+}
+
+/** The parsed password plus every raw form a password can take in the URL. */
+function secretsIn(url: string, parsedPass: unknown): string[] {
+  const out = new Set<string>()
+  const add = (v: string) => {
+    out.add(v)
+    try {
+      out.add(decodeURIComponent(v))
+    } catch {
+      // not percent-decodable: the raw form is enough
+    }
+  }
+  if (typeof parsedPass === 'string' && parsedPass) add(parsedPass)
+  const scheme = url.indexOf('://')
+  const rest = scheme >= 0 ? url.slice(scheme + 3) : url
+  const at = rest.lastIndexOf('@')
+  if (at >= 0) {
+    const userinfo = rest.slice(0, at)
+    const colon = userinfo.indexOf(':')
+    if (colon >= 0 && colon < userinfo.length - 1) add(userinfo.slice(colon + 1))
+  }
+  for (const m of url.matchAll(/[?&][^=&#]*pass[^=&#]*=([^&#]*)/gi)) if (m[1]) add(m[1])
+  out.delete('')
+  return [...out]
+}
+
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let p: Promise<void> | undefined
+  return () => (p ??= fn())
+}

@@ -1,0 +1,324 @@
+/**
+ * The embedded database (PGlite in a worker thread behind a socket server), on real PGlite folders:
+ * persistence, the data-folder lock (same process, other process, stale, crash), concurrency through the
+ * single-connection pool, transactions, session time zone, memory://, and worker death.
+ * Always embedded, whatever TEST_DATABASE_URL says (that is db-connect.test.ts's business).
+ */
+import t from 'tap'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { openDatabase, embeddedHostOf, type Database } from '../runtime/db/connect.ts'
+import { LOCK_FILE_NAME } from '../runtime/db/lock.ts'
+
+const CONNECT_URL = new URL('../runtime/db/connect.ts', import.meta.url).href
+const REPO = fileURLToPath(new URL('..', import.meta.url))
+
+const LOCK_MESSAGE = /^The embedded database in .+ is (already )?in use by (another|this) orgscan process \(pid \d+\)\. .+ or set DATABASE_URL to use a PostgreSQL server\.$/
+
+function freshDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'orgscan-dbtest-'))
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
+  const t0 = performance.now()
+  const v = await fn()
+  return [v, Math.round(performance.now() - t0)]
+}
+
+/** `node --import tsx` child running an ES module snippet; `connect` is bound to runtime/db/connect.ts. */
+function child(code: string): ChildProcess {
+  const env = { ...process.env }
+  delete env.NODE_OPTIONS // no tap instrumentation in the child
+  return spawn(
+    process.execPath,
+    ['--import', 'tsx', '--input-type=module', '-e', `const connect = await import(${JSON.stringify(CONNECT_URL)});\n${code}`],
+    { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  )
+}
+
+function collect(cp: ChildProcess): { out: () => string; err: () => string; exit: Promise<number | null> } {
+  let out = ''
+  let err = ''
+  cp.stdout!.on('data', (d) => (out += d))
+  cp.stderr!.on('data', (d) => (err += d))
+  const exit = new Promise<number | null>((resolve) => cp.on('exit', (code) => resolve(code)))
+  return { out: () => out, err: () => err, exit }
+}
+
+function waitForLine(cp: ChildProcess, line: string, timeoutMs = 60_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let buf = ''
+    const timer = setTimeout(() => reject(new Error(`child did not print ${line} within ${timeoutMs} ms`)), timeoutMs)
+    cp.stdout!.on('data', (d) => {
+      buf += d
+      if (buf.split('\n').includes(line)) {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+    cp.on('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`child exited (${code}) before printing ${line}`))
+    })
+  })
+}
+
+const readLockPid = (dir: string) => Number(fs.readFileSync(path.join(dir, LOCK_FILE_NAME), 'utf8').trim())
+
+t.test('folder: data survives close and reopen; lock and socket are cleaned up', async (t) => {
+  const dir = freshDir()
+  const [db, firstOpenMs] = await timed(() => openDatabase({ dataDir: dir }))
+  t.comment(`open of a new folder (initdb): ${firstOpenMs} ms (PGlite in worker: ${Math.round(embeddedHostOf(db)!.openMs)} ms)`)
+  t.equal(db.kind, 'embedded')
+  t.equal(db.describe, `embedded PGlite at ${dir}`)
+  t.same(embeddedHostOf(db)!.endpoint, { path: path.join(dir, '.s.PGSQL.5432') })
+  t.equal(readLockPid(dir), process.pid, 'lock file holds our pid')
+
+  await db.sql`CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, at timestamptz NOT NULL)`
+  await db.sql`INSERT INTO items ${db.sql([
+    { id: 1, name: 'one', at: new Date('2024-01-02T03:04:05Z') },
+    { id: 2, name: 'two', at: new Date('2024-06-30T23:59:59Z') },
+  ])}`
+  await db.close()
+  await db.close() // idempotent
+  t.notOk(fs.existsSync(path.join(dir, LOCK_FILE_NAME)), 'lock released on close')
+  t.notOk(fs.existsSync(path.join(dir, '.s.PGSQL.5432')), 'socket file removed on close')
+  await t.rejects(db.sql`SELECT 1`, 'the pool is ended after close')
+
+  const [db2, reopenMs] = await timed(() => openDatabase({ dataDir: dir }))
+  t.comment(`reopen of an existing folder: ${reopenMs} ms (PGlite in worker: ${Math.round(embeddedHostOf(db2)!.openMs)} ms)`)
+  t.teardown(() => db2.close())
+  const rows = await db2.sql<{ id: number; name: string; at: Date }[]>`SELECT id, name, at FROM items ORDER BY id`
+  t.same(
+    rows.map((r) => [r.id, r.name, r.at.toISOString()]),
+    [
+      [1, 'one', '2024-01-02T03:04:05.000Z'],
+      [2, 'two', '2024-06-30T23:59:59.000Z'],
+    ],
+  )
+})
+
+t.test('folder: the lock', async (t) => {
+  const dir = freshDir()
+  const db = await openDatabase({ dataDir: dir })
+  await db.sql`CREATE TABLE marks (who text NOT NULL)`
+
+  await t.test('a second open in the same process fails with the lock message', async (t) => {
+    const err = await openDatabase({ dataDir: dir }).then(
+      () => t.fail('second open succeeded'),
+      (e: Error) => e,
+    )
+    t.ok(err instanceof Error)
+    t.match((err as Error).message, LOCK_MESSAGE)
+    t.match((err as Error).message, `in ${dir} `)
+    t.match((err as Error).message, `(pid ${process.pid})`)
+    t.notOk((err as Error).message.includes('\n'), 'one line')
+    // the first one is unaffected
+    t.same(await db.sql`SELECT count(*)::int AS n FROM marks`, [{ n: 0 }])
+  })
+
+  await t.test('another process cannot open it while we hold it', async (t) => {
+    const cp = child(`
+      try { await connect.openDatabase({ dataDir: ${JSON.stringify(dir)} }); console.log('OPENED'); process.exit(0) }
+      catch (e) { console.error(e.message); process.exit(3) }`)
+    const io = collect(cp)
+    const code = await io.exit
+    t.equal(code, 3, io.out() + io.err())
+    t.equal(io.out(), '')
+    t.match(io.err().trim(), LOCK_MESSAGE)
+    t.match(io.err(), `is in use by another orgscan process (pid ${process.pid})`)
+    t.equal(readLockPid(dir), process.pid, 'our lock is untouched')
+  })
+
+  await db.close()
+
+  await t.test('a stale lock (dead pid) is taken over', async (t) => {
+    const done = spawn(process.execPath, ['-e', ''])
+    const deadPid = done.pid!
+    await new Promise((r) => done.on('exit', r))
+    fs.writeFileSync(path.join(dir, LOCK_FILE_NAME), `${deadPid}\n`)
+    const db2 = await openDatabase({ dataDir: dir })
+    t.equal(readLockPid(dir), process.pid, 'lock now ours')
+    t.same(await db2.sql`SELECT count(*)::int AS n FROM marks`, [{ n: 0 }])
+    await db2.close()
+    t.notOk(fs.existsSync(path.join(dir, LOCK_FILE_NAME)))
+  })
+
+  await t.test('a lock with our own pid that this process does not hold (container restart) is stale', async (t) => {
+    fs.writeFileSync(path.join(dir, LOCK_FILE_NAME), `${process.pid}\n`)
+    const db2 = await openDatabase({ dataDir: dir })
+    t.equal(readLockPid(dir), process.pid)
+    await db2.close()
+    t.notOk(fs.existsSync(path.join(dir, LOCK_FILE_NAME)))
+  })
+
+  await t.test('a process killed with SIGKILL: locked while alive, taken over after, its data kept', async (t) => {
+    const cp = child(`
+      const db = await connect.openDatabase({ dataDir: ${JSON.stringify(dir)} })
+      await db.sql\`INSERT INTO marks VALUES ('child')\`
+      console.log('READY')
+      setInterval(() => {}, 1000)`)
+    const io = collect(cp)
+    t.teardown(() => void cp.kill('SIGKILL'))
+    await waitForLine(cp, 'READY').catch((e) => {
+      throw new Error(`${e.message}: ${io.err()}`)
+    })
+    t.equal(readLockPid(dir), cp.pid, 'child holds the lock')
+
+    const err = await openDatabase({ dataDir: dir }).then(
+      () => t.fail('opened a folder another process holds'),
+      (e: Error) => e,
+    )
+    t.match((err as Error).message, LOCK_MESSAGE)
+    t.match((err as Error).message, `is in use by another orgscan process (pid ${cp.pid})`)
+
+    cp.kill('SIGKILL')
+    t.equal(await io.exit, null, 'killed by signal')
+    t.equal(readLockPid(dir), cp.pid, 'lock left behind')
+
+    const db2 = await openDatabase({ dataDir: dir })
+    t.equal(readLockPid(dir), process.pid)
+    t.same(await db2.sql`SELECT who FROM marks`, [{ who: 'child' }], 'committed data of the killed process is there')
+    await db2.close()
+  })
+})
+
+t.test('folder with a long path (TCP fallback): 200 concurrent queries, transactions, time zone', async (t) => {
+  // A socket path over 100 bytes does not fit sun_path: the server listens on 127.0.0.1 instead.
+  const dir = path.join(freshDir(), 'a-rather-long-folder-name-'.repeat(4))
+  const db = await openDatabase({ dataDir: dir, poolSize: 8 })
+  t.teardown(() => db.close())
+  const endpoint = embeddedHostOf(db)!.endpoint
+  t.ok('port' in endpoint && endpoint.host === '127.0.0.1' && endpoint.port > 0, `TCP endpoint ${JSON.stringify(endpoint)}`)
+  t.ok(fs.existsSync(path.join(dir, LOCK_FILE_NAME)), 'folder created, lock taken')
+  const { sql } = db
+  await sql`CREATE TABLE n (i int PRIMARY KEY)`
+
+  await t.test('200 concurrent queries all succeed with their own results', async (t) => {
+    const [results, ms] = await timed(() =>
+      Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          i % 4 === 0
+            ? sql`INSERT INTO n VALUES (${i}) RETURNING i`.then((r) => r[0]!.i as number)
+            : sql<{ v: number }[]>`SELECT ${i}::int * 2 AS v`.then((r) => r[0]!.v / 2),
+        ),
+      ),
+    )
+    t.comment(`200 concurrent queries: ${ms} ms`)
+    t.same(results, Array.from({ length: 200 }, (_, i) => i))
+    t.same(await sql`SELECT count(*)::int AS c, sum(i)::int AS s FROM n`, [{ c: 50, s: 4900 }])
+  })
+
+  await t.test('sql.begin commits several statements; a throw rolls them all back', async (t) => {
+    const inTx = await sql.begin(async (tx) => {
+      await tx`INSERT INTO n VALUES (1001)`
+      await tx`INSERT INTO n VALUES (1002)`
+      await tx`UPDATE n SET i = 1003 WHERE i = 1002`
+      const [r] = await tx`SELECT count(*)::int AS c FROM n WHERE i > 1000`
+      return r!.c as number
+    })
+    t.equal(inTx, 2)
+    t.same(await sql`SELECT i FROM n WHERE i > 1000 ORDER BY i`, [{ i: 1001 }, { i: 1003 }])
+
+    await t.rejects(
+      sql.begin(async (tx) => {
+        await tx`INSERT INTO n VALUES (2001)`
+        await tx`DELETE FROM n WHERE i = 1001`
+        throw new Error('boom')
+      }),
+      { message: 'boom' },
+    )
+    t.same(await sql`SELECT i FROM n WHERE i > 1000 ORDER BY i`, [{ i: 1001 }, { i: 1003 }], 'rolled back')
+
+    // A failing statement aborts the transaction; the next transaction is clean.
+    await t.rejects(
+      sql.begin(async (tx) => {
+        await tx`INSERT INTO n VALUES (3001)`
+        await tx`INSERT INTO n VALUES (1001)` // duplicate key
+      }),
+      { code: '23505' },
+    )
+    t.same(await sql`SELECT count(*)::int AS c FROM n WHERE i = 3001`, [{ c: 0 }])
+  })
+
+  await t.test('queries issued while a transaction is open wait for it and see its commit', async (t) => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    const tx = sql.begin(async (tx) => {
+      await tx`INSERT INTO n VALUES (4001)`
+      await gate
+      await tx`INSERT INTO n VALUES (4002)`
+    })
+    await new Promise((r) => setTimeout(r, 20))
+    const outside = sql`SELECT count(*)::int AS c FROM n WHERE i > 4000`
+    let outsideDone = false
+    void outside.then(() => (outsideDone = true))
+    await new Promise((r) => setTimeout(r, 100))
+    t.equal(outsideDone, false, 'the pool connection is held by the transaction')
+    release()
+    await tx
+    t.same(await outside, [{ c: 2 }])
+  })
+
+  await t.test('session time zone is UTC', async (t) => {
+    t.same(await sql`SHOW TimeZone`, [{ TimeZone: 'UTC' }])
+    t.same(await sql`SELECT '2024-01-02 03:04:05'::timestamptz::text AS ts`, [{ ts: '2024-01-02 03:04:05+00' }])
+    t.same(await sql`SHOW application_name`, [{ application_name: 'orgscan' }])
+  })
+})
+
+t.test('memory://', async (t) => {
+  const [db, ms] = await timed(() => openDatabase({ dataDir: 'memory://' }))
+  t.comment(`open memory:// (initdb): ${ms} ms`)
+  t.equal(db.kind, 'embedded')
+  t.equal(db.describe, 'embedded PGlite (in memory)')
+  await db.sql`CREATE TABLE m (v text)`
+  await db.sql`INSERT INTO m VALUES ('x'), ('y')`
+  t.same(await db.sql`SELECT v FROM m ORDER BY v`, [{ v: 'x' }, { v: 'y' }])
+  t.same(await db.sql`SHOW TimeZone`, [{ TimeZone: 'UTC' }])
+  const endpoint = embeddedHostOf(db)!.endpoint
+  t.ok('path' in endpoint, 'unix socket in a temp folder')
+  await db.close()
+  if ('path' in endpoint) t.notOk(fs.existsSync(path.dirname(endpoint.path)), 'temp socket folder removed')
+})
+
+t.test('an unexpected worker death rejects pending and later work with a clear error', async (t) => {
+  const dir = freshDir()
+  const db: Database = await openDatabase({ dataDir: dir })
+  const host = embeddedHostOf(db)!
+  await db.sql`SELECT 1`
+  const t0 = performance.now()
+  const inFlight = db.sql`SELECT pg_sleep(10)`
+  const queued = Array.from({ length: 5 }, (_, i) => db.sql`SELECT ${i}::int AS i`)
+  setTimeout(() => void host.worker.terminate(), 200)
+  const DEATH = /^The embedded database worker \(PGlite for .+\) stopped unexpectedly \(exit code \d+\)/
+  await t.rejects(inFlight, { message: DEATH })
+  for (const q of queued) await t.rejects(q, { message: DEATH })
+  t.ok(performance.now() - t0 < 5_000, 'rejected promptly, not after the 10 s sleep')
+  await t.rejects(db.sql`SELECT 1`, { message: DEATH }, 'later queries fail the same way')
+  t.match(host.failure?.message, DEATH)
+  const [, closeMs] = await timed(() => db.close())
+  t.ok(closeMs < 2_000, `close() after a death is quick (${closeMs} ms)`)
+  t.notOk(fs.existsSync(path.join(dir, LOCK_FILE_NAME)), 'lock released')
+})
+
+t.test('open fails cleanly when PGlite cannot start, and releases the lock', async (t) => {
+  const dir = freshDir()
+  fs.writeFileSync(path.join(dir, 'PG_VERSION'), '7\n') // not a data folder PGlite can open
+  const err = await openDatabase({ dataDir: dir }).then(
+    () => t.fail('opened a broken folder'),
+    (e: Error) => e,
+  )
+  t.match((err as Error).message, `The embedded database (PGlite for ${dir}) could not be started: PGlite failed to initialize`)
+  t.notOk(fs.existsSync(path.join(dir, LOCK_FILE_NAME)), 'lock released')
+})
+
+t.test('no configuration, or a URL-like data folder, is an error', async (t) => {
+  await t.rejects(openDatabase({}), { message: /^No database configured/ })
+  await t.rejects(openDatabase({ dataDir: 'idb://x' }), { message: /^Unsupported data folder idb:\/\/x/ })
+})

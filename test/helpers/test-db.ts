@@ -1,0 +1,68 @@
+/**
+ * A fresh, empty database for one test, never shared with another test or an earlier run:
+ * - `TEST_DATABASE_URL` set (e.g. postgres://postgres@127.0.0.1:5432/test): a new database
+ *   `orgscan_t_<pid>_<random>` is created on that server; pass `databaseUrl` to openDatabase.
+ * - otherwise: a new empty temp folder; pass `dataDir` to openDatabase (embedded PGlite).
+ * `drop()` removes it (close your Database first; on PostgreSQL leftover connections are terminated).
+ */
+import { randomBytes } from 'node:crypto'
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import postgres from 'postgres'
+
+export interface TestDatabase {
+  databaseUrl?: string
+  dataDir?: string
+  /** For test names and messages, e.g. 'postgres database orgscan_t_123_ab12cd34' (no password). */
+  label: string
+  drop(): Promise<void>
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const adminUrl = process.env.TEST_DATABASE_URL
+  if (adminUrl) return createFreshPostgresDatabase(adminUrl)
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'orgscan-test-'))
+  return {
+    dataDir,
+    label: `embedded PGlite at ${dataDir}`,
+    drop: once(() => fs.rm(dataDir, { recursive: true, force: true })),
+  }
+}
+
+/** Creates a uniquely named database on the server of `adminUrl` (which must allow CREATE DATABASE). */
+export async function createFreshPostgresDatabase(adminUrl: string): Promise<TestDatabase> {
+  const name = `orgscan_t_${process.pid}_${randomBytes(4).toString('hex')}`
+  await withAdmin(adminUrl, (sql) => sql.unsafe(`CREATE DATABASE "${name}"`))
+  return {
+    databaseUrl: withDatabase(adminUrl, name),
+    label: `postgres database ${name}`,
+    drop: once(() =>
+      withAdmin(adminUrl, (sql) => sql.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined),
+    ),
+  }
+}
+
+async function withAdmin<T>(adminUrl: string, fn: (sql: postgres.Sql) => Promise<T>): Promise<T> {
+  const sql = postgres(adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 10 })
+  try {
+    return await fn(sql)
+  } finally {
+    await sql.end({ timeout: 5 })
+  }
+}
+
+/** The same URL with another database name (the path), query string kept. */
+export function withDatabase(url: string, database: string): string {
+  const q = url.search(/[?#]/)
+  const base = q >= 0 ? url.slice(0, q) : url
+  const rest = q >= 0 ? url.slice(q) : ''
+  const schemeEnd = base.indexOf('://') + 3
+  const slash = base.indexOf('/', schemeEnd)
+  return `${slash >= 0 ? base.slice(0, slash) : base}/${encodeURIComponent(database)}${rest}`
+}
+
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let p: Promise<void> | undefined
+  return () => (p ??= fn())
+}
