@@ -68,8 +68,11 @@ export async function startEmbeddedHost(dataDir: string): Promise<EmbeddedHost> 
     socketPath = path.join(dataDir, SOCKET_FILE_NAME)
   }
   if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH_BYTES) socketPath = undefined
+  if (tempDir) trackTempDir(tempDir)
   const removeTempDir = () => {
-    if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true })
+    if (!tempDir) return
+    fs.rmSync(tempDir, { recursive: true, force: true })
+    tempDirs.delete(tempDir)
   }
 
   const input: WorkerInput = { dataDir, socketPath }
@@ -250,6 +253,19 @@ export async function startEmbeddedHost(dataDir: string): Promise<EmbeddedHost> 
     connect,
     stop,
   }
+}
+
+/** Socket folders of memory:// databases, removed on process exit if close() was never called. */
+const tempDirs = new Set<string>()
+let tempDirExitHook = false
+function trackTempDir(dir: string): void {
+  if (!tempDirExitHook) {
+    tempDirExitHook = true
+    process.on('exit', () => {
+      for (const d of tempDirs) fs.rmSync(d, { recursive: true, force: true })
+    })
+  }
+  tempDirs.add(dir)
 }
 
 function firstLine(s: string): string {
