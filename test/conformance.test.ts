@@ -136,7 +136,8 @@ for (const c of resources) {
 
   if (d.operations.get && d.kind === 'collection' && d.id) {
     t.test(`${d.name}: single record (§4.2)`, async (t) => {
-      const listable = resources.find((x) => x.decl.table === d.table && x.decl.operations.list && !x.decl.parent)!
+      // The records are listed by the resource with the same table (or, for recommendations, the same path: issues).
+      const listable = resources.find((x) => (x.decl.table === d.table || x.decl.path === d.path) && x.decl.operations.list && !x.decl.parent && x.fields.has(d.id!.field))!
       const list = await ts.get(`${base(listable.decl.path)}${listable.decl.defaultFilter ? '?filter=' : ''}`, auth)
       const rec = list.body.data[0]
       const raw = String(rec[d.id!.field])

@@ -1,0 +1,31 @@
+/**
+ * The bare-stack baseline of the benchmark: node:http + find-my-way + postgres.js running the SAME SQL the
+ * service runs for GET /v1/orgs/{orgId}/fields?limit=50 — no authentication, no quota, no envelope logic
+ * beyond splicing the JSON. Prints {"url"} on stdout when listening.
+ */
+import { createServer } from 'node:http'
+import FindMyWay from 'find-my-way'
+import postgres from 'postgres'
+import { registry } from '../../resources/index.ts'
+import { compileRegistry } from '../../runtime/registry.ts'
+import { planList } from '../../runtime/plan.ts'
+import { listStatement } from '../../runtime/statements.ts'
+
+const [databaseUrl, accountId, poolSize] = [process.env.DATABASE_URL!, process.env.BENCH_ACCOUNT_ID!, Number(process.env.ORGSCAN_POOL_SIZE ?? 4)]
+const sql = postgres(databaseUrl, { max: poolSize, connection: { TimeZone: 'UTC' }, onnotice: () => undefined })
+const fields = compileRegistry(registry).find((c) => c.name === 'fields')!
+const router = FindMyWay()
+router.on('GET', '/v1/orgs/:orgId/fields', async (_req, res, params) => {
+  const plan = planList(fields, new Map([['limit', ['50']]]), 'rest')
+  const st = listStatement(fields, plan, { accountId, userId: null, orgId: params.orgId })
+  const [row] = await sql.unsafe(st.text, st.values as never[], { prepare: true })
+  const body = `{"data":${row.data},"meta":{"count":${Math.min(row.n, 50)},"hasMore":${row.n > 50}}}`
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) })
+  res.end(body)
+})
+const server = createServer((req, res) => router.lookup(req, res))
+server.listen(0, '127.0.0.1', () => {
+  const a = server.address() as { port: number }
+  process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${a.port}` }) + '\n')
+})
+process.on('SIGTERM', () => server.close(() => sql.end().then(() => process.exit(0))))

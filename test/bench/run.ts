@@ -1,0 +1,114 @@
+/**
+ * `npm run bench`: seeds the demo data (one large org) into a throwaway PostgreSQL database, then measures with
+ * autocannon, alternating in one run, (a) the bare-stack baseline and (b) the authenticated, quota-counted REST
+ * list GET /v1/orgs/{orgId}/fields?limit=50. Prints req/s, p50/p99 and ratios; writes results/latest.json.
+ *
+ * Env: BENCH_DATABASE_URL (default TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test), BENCH_SECONDS (10),
+ * BENCH_CONNECTIONS (32), BENCH_ROUNDS (2), BENCH_SCALE (1).
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { writeFileSync, mkdirSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import autocannon from 'autocannon'
+import postgres from 'postgres'
+import { registry } from '../../resources/index.ts'
+import { seedDemo } from '../../resources/demo/seed.ts'
+import { compileRegistry } from '../../runtime/registry.ts'
+import { migrate } from '../../runtime/db/migrate.ts'
+import { createKey, updateAccount } from '../../runtime/admin.ts'
+
+const root = new URL('../../', import.meta.url).pathname
+const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const seconds = Number(process.env.BENCH_SECONDS ?? 10)
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 32)
+const rounds = Number(process.env.BENCH_ROUNDS ?? 2)
+const scale = Number(process.env.BENCH_SCALE ?? 1)
+const pepper = randomBytes(32).toString('base64url')
+const log = (s: string) => process.stderr.write(s + '\n')
+
+function startChild(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+    let buf = ''
+    child.stdout!.on('data', (d) => {
+      buf += d
+      const line = buf.split('\n').find((l) => l.startsWith('{'))
+      if (line) resolve({ child, url: JSON.parse(line).url })
+    })
+    child.on('exit', (code) => reject(new Error(`${args[0]} exited with ${code}`)))
+  })
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  await new Promise<void>((r) => {
+    child.removeAllListeners('exit')
+    child.once('exit', () => r())
+    child.kill('SIGTERM')
+    setTimeout(() => child.kill('SIGKILL'), 5000).unref()
+  })
+}
+
+interface Measure { rps: number; p50: number; p99: number; non2xx: number; errors: number }
+
+async function measure(url: string, headers: Record<string, string>, duration: number): Promise<Measure> {
+  const r = await autocannon({ url, connections, duration, headers, pipelining: 1 })
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+const dbName = `orgscan_bench_${process.pid}_${randomBytes(3).toString('hex')}`
+const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined })
+await admin.unsafe(`CREATE DATABASE ${dbName}`)
+const dbUrl = adminUrl.replace(/\/[^/?]+(\?|$)/, `/${dbName}$1`)
+const children: ChildProcess[] = []
+try {
+  const sql = postgres(dbUrl, { max: 4, onnotice: () => undefined })
+  await migrate(sql)
+  log(`seeding scale ${scale} into ${dbName}…`)
+  const t0 = Date.now()
+  const seed = await seedDemo(sql, compileRegistry(registry), { scale, progress: (l) => log(`  ${l}`) })
+  log(`seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`)
+  const org = seed.orgs.find((o) => o.large)!
+  // A quota large enough for the whole run: the counting work is measured, never a 429.
+  await updateAccount(sql, org.accountId, { dailyLimit: 1_000_000_000, monthlyLimit: 1_000_000_000 })
+  const key = await createKey(sql, pepper, org.accountId)
+  const [{ n }] = await sql`SELECT count(*)::int AS n FROM fields f JOIN orgs o ON o.latest_scan_id = f.scan_id WHERE o.salesforce_id = ${org.salesforceId}`
+  await sql.end()
+  const path = `/v1/orgs/${org.salesforceId}/fields?limit=50`
+  const auth = { authorization: 'Basic ' + Buffer.from(`${key.keyId}:${key.secret}`).toString('base64') }
+  const env = { DATABASE_URL: dbUrl, ORGSCAN_PEPPER: pepper, BENCH_ACCOUNT_ID: org.accountId, PORT: '0', ORGSCAN_SEED_DEMO: 'false' }
+
+  const targets: Array<{ name: string; args: string[]; headers: Record<string, string> }> = [
+    { name: 'baseline', args: ['test/bench/baseline-server.ts'], headers: {} },
+    { name: 'rest', args: ['bin/cli/main.ts', 'serve', '--json'], headers: auth },
+  ]
+  const results: Record<string, Measure[]> = {}
+  for (let round = 1; round <= rounds; round++) {
+    for (const tgt of targets) {
+      const { child, url } = await startChild(tgt.args, env)
+      children.push(child)
+      const check = await fetch(url + path, { headers: tgt.headers })
+      if (check.status !== 200) throw new Error(`${tgt.name} answered ${check.status}: ${await check.text()}`)
+      await measure(url + path, tgt.headers, 2) // warm-up
+      const m = await measure(url + path, tgt.headers, seconds)
+      ;(results[tgt.name] ??= []).push(m)
+      log(`round ${round} ${tgt.name.padEnd(8)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms  non-2xx ${m.non2xx}  errors ${m.errors}`)
+      await stop(child)
+    }
+  }
+  const summary = Object.fromEntries(
+    Object.entries(results).map(([k, ms]) => [k, { rps: median(ms.map((m) => m.rps)), p50: median(ms.map((m) => m.p50)), p99: median(ms.map((m) => m.p99)), non2xx: ms.reduce((a, m) => a + m.non2xx, 0), runs: ms }]),
+  )
+  const base = summary.baseline.rps
+  log('\nmedian of rounds:')
+  for (const [k, s] of Object.entries(summary)) log(`  ${k.padEnd(8)} ${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50} ms  p99 ${s.p99} ms  ratio ${(s.rps / base).toFixed(2)}`)
+  const out = { date: new Date().toISOString(), endpoint: 'GET /v1/orgs/{orgId}/fields?limit=50', orgFields: n, connections, seconds, rounds, scale, summary, ratios: Object.fromEntries(Object.entries(summary).map(([k, s]) => [k, s.rps / base])) }
+  mkdirSync(new URL('results/', import.meta.url), { recursive: true })
+  writeFileSync(new URL('results/latest.json', import.meta.url), JSON.stringify(out, null, 2) + '\n')
+  log('wrote test/bench/results/latest.json')
+} finally {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
+  await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
+  await admin.end()
+}
