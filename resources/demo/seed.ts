@@ -1,0 +1,88 @@
+/**
+ * The deterministic demo data seed (`orgscan seed`, first start of an empty embedded database, tests):
+ * accounts "Acme Corp" and "Globex", six orgs (one large, one sandbox, one never scanned, one whose latest scan
+ * failed), two or three scans per scanned org imported through `importScan`, and one user of Acme Corp with
+ * access to two of its orgs. The same scale always yields the same data; nothing depends on the clock.
+ */
+import type postgres from 'postgres'
+import { createAccount, createUser, grantOrgAccess } from '../../runtime/admin.ts'
+import { importScan } from '../../runtime/import.ts'
+import type { CompiledResource } from '../../runtime/registry.ts'
+import { clearModels, demoBundle } from './bundle.ts'
+import { DEFAULT_NOW, DEMO_ACCOUNTS, DEMO_ORG_DEFS, DEMO_USER, orgInfo, type DemoOrgDef } from './orgs.ts'
+
+export { demoBundle, orgModel, renderScan } from './bundle.ts'
+export { DEFAULT_NOW, DEMO_ACCOUNTS, DEMO_ORG_DEFS, DEMO_ORGS, DEMO_USER, sizesAt } from './orgs.ts'
+export type { DemoOrgDef, DemoScanDef, OrgSize } from './orgs.ts'
+
+export interface SeedOptions {
+  /** 1 = full size (default: the large org has 20,000+ fields); e.g. 0.02 for tests. Minimums keep a few rows of everything. */
+  scale?: number
+  /** Receives one line per org and scan. */
+  progress?: (line: string) => void
+  /** Reference date of the generated timestamps (default 2026-11-01T00:00:00Z); never the real clock. */
+  now?: Date
+}
+
+export interface SeedResult {
+  accounts: Array<{ id: string; name: string; orgs: string[] }>
+  orgs: Array<{ salesforceId: string; name: string; accountId: string; scans: number; large: boolean }>
+  users: Array<{ id: string; email: string; accountId: string; orgs: string[] }>
+}
+
+/** Creates the org row of an org that was connected but never scanned (no scan row at all). */
+async function insertUnscannedOrg(sql: postgres.Sql, def: DemoOrgDef, accountId: string): Promise<void> {
+  const o = orgInfo(def)
+  const row = {
+    salesforce_id: o.salesforceId, account_id: accountId, name: o.name, edition: o.edition, instance_url: o.instanceUrl,
+    is_sandbox: o.isSandbox, organization_type: o.organizationType, instance_name: o.instanceName, namespace_prefix: o.namespacePrefix,
+    country: o.country, locale: o.locale, time_zone: o.timeZone, created_date: o.createdDate,
+  }
+  await sql`INSERT INTO orgs ${sql(row)}`
+}
+
+const fmt = (n: number) => n.toLocaleString('en-US')
+
+/** Fills an empty database with the demo tenancy and scans. */
+export async function seedDemo(sql: postgres.Sql, resources: readonly CompiledResource[], opts: SeedOptions = {}): Promise<SeedResult> {
+  const scale = opts.scale ?? 1
+  if (!(scale > 0) || !Number.isFinite(scale)) throw new RangeError(`seed scale must be a positive number, got ${scale}`)
+  const now = opts.now ?? DEFAULT_NOW
+  const progress = opts.progress ?? (() => undefined)
+  const result: SeedResult = { accounts: [], orgs: [], users: [] }
+  const accountIds: Record<string, string> = {}
+  for (const [key, a] of Object.entries(DEMO_ACCOUNTS)) {
+    const acc = await createAccount(sql, a)
+    accountIds[key] = acc.id
+    result.accounts.push({ id: acc.id, name: acc.name, orgs: [] })
+  }
+  try {
+    for (const def of DEMO_ORG_DEFS) {
+      const accountId = accountIds[def.account]
+      const label = `${def.info.name} (${def.salesforceId})`
+      if (def.scans.length === 0) {
+        await insertUnscannedOrg(sql, def, accountId)
+        progress(`seeding ${label}: connected, never scanned`)
+      }
+      for (let i = 0; i < def.scans.length; i++) {
+        const t0 = Date.now()
+        const bundle = demoBundle(def, i, { scale, now })
+        const fields = Array.isArray(bundle.data.fields) ? bundle.data.fields.length : 0
+        const issues = Array.isArray(bundle.data.issues) ? bundle.data.issues.length : 0
+        await importScan(sql, resources, accountId, bundle, (line) => progress(`  ${line.trim()}`))
+        const what = bundle.scan.status === 'completed' ? `${fmt(fields)} fields, ${fmt(issues)} issues` : `${bundle.scan.status}, no data`
+        progress(`seeding ${label}: scan ${i + 1}/${def.scans.length}, ${what} (${((Date.now() - t0) / 1000).toFixed(1)} s)`)
+      }
+      clearModels()
+      result.orgs.push({ salesforceId: def.salesforceId, name: def.info.name, accountId, scans: def.scans.length, large: def.large })
+      result.accounts.find((a) => a.id === accountId)!.orgs.push(def.salesforceId)
+    }
+  } finally {
+    clearModels()
+  }
+  const user = await createUser(sql, accountIds.acme, { email: DEMO_USER.email, name: DEMO_USER.name })
+  for (const org of DEMO_USER.orgs) await grantOrgAccess(sql, user.id, org)
+  result.users.push({ id: user.id, email: DEMO_USER.email, accountId: accountIds.acme, orgs: [...DEMO_USER.orgs] })
+  progress(`seeded ${result.accounts.length} accounts, ${result.orgs.length} orgs, user ${DEMO_USER.email} (${DEMO_USER.orgs.length} orgs)`)
+  return result
+}
