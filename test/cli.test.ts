@@ -1,0 +1,84 @@
+/** The `orgscan` command (issue 2 "Command line"): JSON output, errors as one line with a non-zero exit. */
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createTestDatabase } from './helpers/test-db.ts'
+
+const bin = new URL('../bin/orgscan.js', import.meta.url).pathname
+const tdb = await createTestDatabase()
+t.teardown(() => tdb.drop())
+const env: Record<string, string> = { ...(process.env as Record<string, string>), ORGSCAN_PEPPER: 'cli-test-pepper-0123456789abcdefghij' }
+delete env.DATABASE_URL
+if (tdb.databaseUrl) env.DATABASE_URL = tdb.databaseUrl
+else env.ORGSCAN_DATA_DIR = tdb.dataDir!
+
+function run(args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [bin, ...args], { env: { ...env, ...extraEnv } })
+    let stdout = ''
+    let stderr = ''
+    p.stdout.on('data', (d) => (stdout += d))
+    p.stderr.on('data', (d) => (stderr += d))
+    p.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }))
+  })
+}
+
+t.test('help and usage errors', async (t) => {
+  const h = await run(['--help'])
+  t.equal(h.code, 0)
+  t.match(h.stdout, /accounts create --name N/)
+  const kh = await run(['keys', '--help'])
+  t.match(kh.stdout, /orgscan keys revoke KEYID/)
+  const u = await run(['frobnicate'])
+  t.equal(u.code, 2)
+  t.equal(u.stderr.trim().split('\n').length, 1, 'one line')
+  t.match(u.stderr, /^orgscan: Unknown command "frobnicate"/)
+  const bad = await run(['accounts', 'create', '--name', 'X', '--daily-limit', 'lots'])
+  t.equal(bad.code, 2)
+  t.match(bad.stderr, /--daily-limit must be a whole number/)
+})
+
+t.test('accounts and keys with --json', async (t) => {
+  const c = await run(['accounts', 'create', '--name', 'Initech', '--daily-limit', '500', '--monthly-limit', '9000', '--json'])
+  t.equal(c.code, 0, c.stderr)
+  const acct = JSON.parse(c.stdout)
+  t.match(acct, { id: String, name: 'Initech', dailyLimit: 500, monthlyLimit: 9000 })
+  const l = await run(['accounts', 'list', '--json'])
+  t.ok(JSON.parse(l.stdout).some((a: { id: string }) => a.id === acct.id), 'listed')
+  const up = await run(['accounts', 'update', acct.id, '--daily-limit', '750', '--json'])
+  t.equal(JSON.parse(up.stdout).dailyLimit, 750)
+  t.equal(JSON.parse(up.stdout).monthlyLimit, 9000, 'other limit unchanged')
+  const missing = await run(['accounts', 'update', '999999', '--daily-limit', '1'])
+  t.equal(missing.code, 1)
+  t.match(missing.stderr, /^orgscan: No account with id 999999\.\n$/)
+
+  const k = await run(['keys', 'create', '--account', acct.id, '--json'])
+  t.equal(k.code, 0, k.stderr)
+  const key = JSON.parse(k.stdout)
+  t.match(key, { keyId: /^osk_[a-z2-7]{20}$/, secret: /^[A-Za-z0-9_-]{43}$/, accountId: acct.id })
+  const kl = await run(['keys', 'list', '--account', acct.id, '--json'])
+  const listed = JSON.parse(kl.stdout)
+  t.equal(listed.length, 1)
+  t.equal(listed[0].keyId, key.keyId)
+  t.notOk(kl.stdout.includes(key.secret), 'list never shows the secret')
+  const r = await run(['keys', 'revoke', key.keyId, '--json'])
+  t.equal(r.code, 0)
+  t.type(JSON.parse(r.stdout).revokedAt, 'string')
+  const r2 = await run(['keys', 'revoke', 'osk_aaaaaaaaaaaaaaaaaaaa'])
+  t.equal(r2.code, 1)
+  t.match(r2.stderr, /No API key osk_a+/)
+})
+
+t.test('the embedded database refuses a second process with a clear message', { skip: tdb.databaseUrl ? 'uses the embedded database only' : false }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'orgscan-cli-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const server = spawn(process.execPath, [bin, 'serve', '--port', '0', '--json'], { env: { ...env, ORGSCAN_DATA_DIR: dir, ORGSCAN_SEED_DEMO: 'false' } })
+  t.teardown(() => { server.kill('SIGKILL') })
+  await new Promise<void>((resolve) => server.stdout.on('data', (d) => String(d).includes('"url"') && resolve()))
+  const c = await run(['accounts', 'list'], { ORGSCAN_DATA_DIR: dir })
+  t.equal(c.code, 1)
+  t.match(c.stderr, /in use by another orgscan process \(pid \d+\)/)
+  t.equal(c.stderr.trim().split('\n').length, 1, 'one line')
+})
