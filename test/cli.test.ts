@@ -82,3 +82,33 @@ t.test('the embedded database refuses a second process with a clear message', { 
   t.match(c.stderr, /in use by another orgscan process \(pid \d+\)/)
   t.equal(c.stderr.trim().split('\n').length, 1, 'one line')
 })
+
+t.test('serve seeds an empty embedded database and prints the same working demo key on every start', { skip: tdb.databaseUrl ? 'embedded database only' : false }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'orgscan-serve-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const start = () =>
+    new Promise<{ info: { url: string; demoKey: { keyId: string; secret: string } | null }; stop: () => Promise<void> }>((resolve, reject) => {
+      const envNoPepper = { ...env, ORGSCAN_DATA_DIR: dir, ORGSCAN_SEED_SCALE: '0.01' }
+      delete (envNoPepper as Record<string, string | undefined>).ORGSCAN_PEPPER
+      const p = spawn(process.execPath, [bin, 'serve', '--port', '0', '--json'], { env: envNoPepper })
+      let out = ''
+      p.stdout.on('data', (d) => {
+        out += d
+        const line = out.split('\n').find((l) => l.startsWith('{'))
+        if (line) resolve({ info: JSON.parse(line), stop: () => new Promise((r) => { p.once('exit', () => r()); p.kill('SIGTERM') }) })
+      })
+      p.on('exit', (code) => reject(new Error(`serve exited ${code}`)))
+    })
+  const first = await start()
+  t.ok(first.info.demoKey, 'a demo key is printed')
+  const auth = 'Basic ' + Buffer.from(`${first.info.demoKey!.keyId}:${first.info.demoKey!.secret}`).toString('base64')
+  const r = await fetch(first.info.url + '/v1/orgs', { headers: { authorization: auth } })
+  t.equal(r.status, 200)
+  t.ok(((await r.json()) as { data: unknown[] }).data.length >= 5, 'demo orgs are served')
+  await first.stop()
+  const second = await start()
+  t.same(second.info.demoKey, first.info.demoKey, 'the same demo key after a restart (not re-seeded)')
+  const r2 = await fetch(second.info.url + '/v1/orgs', { headers: { authorization: auth } })
+  t.equal(r2.status, 200)
+  await second.stop()
+})
