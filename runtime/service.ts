@@ -15,7 +15,8 @@ import { createLogger, type Logger } from './log.ts'
 import type { ServiceContext } from './service-context.ts'
 import { buildRestRouter } from './http/rest.ts'
 import { createHttpServer } from './http/server.ts'
-import { noopQuota } from './quota/noop.ts'
+import { quotaFactory } from './quota/factory.ts'
+import { BurstGuard, sendBare429 } from './quota/burst-guard.ts'
 import type { QuotaService } from './quota/types.ts'
 import { normalizeOrgId } from './org-id.ts'
 import { ApiError } from './errors.ts'
@@ -28,7 +29,8 @@ export interface ServiceOptions {
   registry: readonly Resource[]
   /** Called after migrations on a fresh database (demo seed). */
   onEmptyDatabase?: (ctx: { db: Database; pepper: string; resources: ServiceContext['resources'] }) => Promise<void>
-  quota?: (ctx: { sql: Database['sql']; clock: Clock; log: Logger }) => QuotaService
+  /** The quota engine; default: the leasing PostgreSQL engine (runtime/quota/factory.ts). */
+  quota?: (ctx: { sql: Database['sql']; clock: Clock; log: Logger; embedded: boolean }) => QuotaService
 }
 
 export interface RunningService {
@@ -57,7 +59,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     }
     auth = new ApiKeyAuthenticator(db.sql, pepper, config.authCacheMs, clock)
     const a = auth
-    quota = opts.quota ? opts.quota({ sql: db.sql, clock, log }) : noopQuota
+    quota = (opts.quota ?? quotaFactory())({ sql: db.sql, clock, log, embedded: db.kind === 'embedded' })
     const ctx: ServiceContext = {
       config,
       clock,
@@ -81,7 +83,17 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         if (!r.granted) throw new ApiError('forbidden', 'You do not have access to this org.', { parameter: 'orgId' })
       },
     }
-    const server = createHttpServer([buildRestRouter(ctx)])
+    const guard = new BurstGuard({ ...config.burstGuard, clock })
+    const server = createHttpServer([buildRestRouter(ctx)], {
+      // Edge shedding before anything else: a bare 429, no body, no X-RateLimit-* (contract §7, form 2).
+      onRequest: config.burstGuard.enabled
+        ? (req, res) => {
+            if (guard.allow(req.socket.remoteAddress)) return true
+            sendBare429(res)
+            return false
+          }
+        : undefined,
+    })
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
       server.listen(config.port, config.host, () => resolve())

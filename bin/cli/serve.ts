@@ -6,7 +6,6 @@ import { startService } from '../../runtime/service.ts'
 import { createAccount, createKey } from '../../runtime/admin.ts'
 import { demoCredentials } from '../../runtime/secrets.ts'
 import { createLogger } from '../../runtime/log.ts'
-import { quotaFactory } from '../../runtime/quota/factory.ts'
 
 export async function serve(config: Config, opts: { json: boolean }): Promise<void> {
   const log = createLogger()
@@ -14,7 +13,6 @@ export async function serve(config: Config, opts: { json: boolean }): Promise<vo
   const svc = await startService(config, {
     registry,
     log,
-    quota: quotaFactory(config),
     onEmptyDatabase: async ({ db, pepper, resources }) => {
       if (!config.seedDemo) return
       say(`First start: seeding demo data into ${db.describe} (scale ${config.seedScale}; set ORGSCAN_SEED_DEMO=false to skip)…`)

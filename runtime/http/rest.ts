@@ -49,11 +49,13 @@ export function buildRestRouter(ctx: ServiceContext) {
     const vh = versionHeaders()
     if (vh instanceof ApiError) return sendError(res, vh, vh.extras.headers)
     let headers: Headers = vh
+    let refund: (() => void) | undefined
     try {
       const principal = await ctx.authenticate(req.headers.authorization)
       const charge = await ctx.quota.charge(principal)
       headers = { ...headers, ...charge.headers }
       if (!charge.allowed) throw charge.error
+      refund = charge.refund
       const result = await read(ctx.sql, { resource: c, op, params, query: parseQuery(qs), surface: 'rest', principal })
       let body: string
       if (result.kind === 'list') {
@@ -72,7 +74,11 @@ export function buildRestRouter(ctx: ServiceContext) {
       sendJson(res, 200, body, headers)
     } catch (e) {
       const err = toApiError(e)
-      if (err.status >= 500) ctx.log.error({ msg: 'request failed', url: req.url, err: e })
+      if (err.status >= 500) {
+        // A server fault is not the caller's request to pay for: give the unit back (a retry is not charged twice).
+        refund?.()
+        ctx.log.error({ msg: 'request failed', url: req.url, err: e })
+      }
       sendError(res, err, headers)
     }
   }

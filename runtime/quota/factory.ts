@@ -1,8 +1,8 @@
-/** Chooses the quota implementation for a configuration. */
-import type { Config } from '../config.ts'
+/** Chooses the quota implementation: the leasing PostgreSQL engine (docs/quota.md) for every database. */
 import type { ServiceOptions } from '../service.ts'
-import { noopQuota } from './noop.ts'
+import { PgQuota } from './pg-quota.ts'
 
-export function quotaFactory(_config: Config): NonNullable<ServiceOptions['quota']> {
-  return () => noopQuota
+/** LISTEN/NOTIFY needs a second connection: only on a PostgreSQL server (embedded PGlite has one). */
+export function quotaFactory(): NonNullable<ServiceOptions['quota']> {
+  return ({ sql, clock, log, embedded }) => new PgQuota(sql, clock, log, { listen: !embedded })
 }
