@@ -33,5 +33,6 @@ export const issues = defineResource({
   defaultSort: '-priority,effort',
   defaultFilter: 'isNull(namespace)',
   sparseFields: true,
+  orgSummary: { field: 'issueCounts', countBy: 'priority', buckets: { 4: 'critical', 3: 'high', 2: 'medium', 1: 'low' } },
   mcp: { list: 'list_org_issues' },
 })

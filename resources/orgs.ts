@@ -31,6 +31,7 @@ export const orgs = defineResource({
     latestScanId: f.int({ nullable: true }),
     issueCounts: f.json(v.object({ critical: v.number(), high: v.number(), medium: v.number(), low: v.number() }), {
       nullable: true,
+      expr: "t.summary->'issueCounts'",
       description: 'Issues of the latest scan by priority.',
     }),
     resourceCounts: f.json(v.record(v.string(), v.number()), {

@@ -74,6 +74,11 @@ export interface ResourceDeclaration<F extends FieldMap = FieldMap> {
   extraParams?: readonly ExtraParam[]
   /** Custom SQL for singletons computed from other rows. */
   singletonSql?: SingletonSql
+  /**
+   * Contributes a count-by-bucket object to the org summary at import time (e.g. issues by priority →
+   * the org's `issueCounts`). Keys of `buckets` are values of `countBy`; records of other values are not counted.
+   */
+  orgSummary?: { field: string; countBy: keyof F & string; buckets: Readonly<Record<string, string>> }
   /** MCP tool names (contract §4.3). */
   mcp?: { list?: string; get?: string; listTitle?: string; getTitle?: string }
   /** Demo example values for docs (optional). */

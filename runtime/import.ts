@@ -150,16 +150,22 @@ export async function importScan(
       }
       if (rows.length >= 5000) progress(`  ${c.name}: ${rows.length} records`)
     }
-    const issues = (data.get(resources.find((c) => c.decl.table === 'issues')!) ?? []) as { priority?: number }[]
-    const issueCounts = { critical: 0, high: 0, medium: 0, low: 0 }
-    for (const i of issues) {
-      const k = i.priority === 4 ? 'critical' : i.priority === 3 ? 'high' : i.priority === 2 ? 'medium' : 'low'
-      issueCounts[k]++
+    // Summary counts declared by resources (orgSummary), plus a record count per resource.
+    const summary: Record<string, Record<string, number>> = {}
+    for (const [c, rows] of data) {
+      const spec = c.decl.orgSummary
+      if (!spec) continue
+      const counts: Record<string, number> = Object.fromEntries(Object.values(spec.buckets).map((b) => [b, 0]))
+      for (const r of rows) {
+        const bucket = spec.buckets[String(r[spec.countBy])]
+        if (bucket !== undefined) counts[bucket]++
+      }
+      summary[spec.field] = counts
     }
     if (scan.status === 'completed') {
       await tx`UPDATE orgs SET latest_scan_id = ${s.id}::bigint, last_scan_date = ${scan.completedAt ?? scan.startedAt},
         last_scan_status = 'completed', scan_count = scan_count + 1, score = ${scan.score},
-        issue_counts = ${JSON.stringify(issueCounts)}::jsonb, resource_counts = ${JSON.stringify(counts)}::jsonb
+        summary = ${summary as never}::jsonb, resource_counts = ${counts as never}::jsonb
         WHERE salesforce_id = ${org.salesforceId}`
     } else {
       await tx`UPDATE orgs SET last_scan_date = ${scan.completedAt ?? scan.startedAt}, last_scan_status = ${scan.status},

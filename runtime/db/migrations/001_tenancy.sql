@@ -49,7 +49,8 @@ CREATE TABLE orgs (
   last_scan_status text,
   scan_count bigint NOT NULL DEFAULT 0,
   score bigint,
-  issue_counts jsonb,
+  -- Counts contributed by resources' `orgSummary` declarations at import, e.g. {"issueCounts": {...}}.
+  summary jsonb,
   resource_counts jsonb
 );
 CREATE INDEX orgs_account_name_idx ON orgs (account_id, name, salesforce_id);
