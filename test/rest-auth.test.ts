@@ -2,6 +2,7 @@
 import t from 'tap'
 import { startTestService, basic } from './helpers/service.ts'
 import { revokeKey, createKey } from '../runtime/admin.ts'
+import { openDatabase } from '../runtime/db/connect.ts'
 
 const ts = await startTestService(t)
 const org = ts.seed.orgs.find((o) => o.large)!
@@ -63,6 +64,9 @@ t.test('lastUsedAt is recorded without a write per request', async (t) => {
   await ts.get(path, good)
   const before = await ts.svc.db.sql`SELECT last_used_at FROM api_keys WHERE key_id = ${key.keyId}`
   t.equal(before[0].last_used_at, null, 'not written synchronously')
-  await ts.svc.close() // flushes
-  t.pass('flushed on shutdown')
+  await ts.svc.close() // flushes the recorded times
+  const db = await openDatabase(ts.location)
+  t.teardown(() => db.close())
+  const after = await db.sql`SELECT last_used_at FROM api_keys WHERE key_id = ${key.keyId}`
+  t.type(after[0].last_used_at, Date, 'written at shutdown')
 })

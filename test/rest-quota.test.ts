@@ -147,7 +147,8 @@ async function pgReachable(): Promise<boolean> {
 t.test('exact across two server processes on one PostgreSQL (issue 3)', { skip: (await pgReachable()) ? false : `PostgreSQL not reachable at ${PG}` }, async (t) => {
   const fresh = await createFreshPostgresDatabase(PG)
   t.teardown(() => fresh.drop())
-  const sql = postgres(fresh.databaseUrl, { max: 2, onnotice: () => undefined })
+  const url = fresh.databaseUrl!
+  const sql = postgres(url, { max: 2, onnotice: () => undefined })
   t.teardown(() => sql.end())
   await migrate(sql)
   const seed = await seedDemo(sql, compileRegistry(registry), { scale: 0.01 })
@@ -159,7 +160,7 @@ t.test('exact across two server processes on one PostgreSQL (issue 3)', { skip: 
   const bin = new URL('../bin/orgscan.js', import.meta.url).pathname
   const servers = await Promise.all([0, 1].map(() => new Promise<{ url: string; stop: () => Promise<void> }>((resolve, reject) => {
     const p = spawn(process.execPath, [bin, 'serve', '--port', '0', '--json'], {
-      env: { ...process.env, DATABASE_URL: fresh.databaseUrl, ORGSCAN_PEPPER: pepper, ORGSCAN_SEED_DEMO: 'false' },
+      env: { ...process.env, DATABASE_URL: url, ORGSCAN_PEPPER: pepper, ORGSCAN_SEED_DEMO: 'false' },
       stdio: ['ignore', 'pipe', 'ignore'],
     })
     let out = ''

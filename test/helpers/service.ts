@@ -16,6 +16,8 @@ export const SEED_SCALE = 0.02
 
 export interface TestService {
   svc: RunningService
+  /** Where the database lives, to reopen it after the service stopped. */
+  location: { databaseUrl?: string; dataDir?: string }
   url: string
   seed: SeedResult
   /** Basic header for a fresh key of the account (optionally user-scoped). */
@@ -58,6 +60,7 @@ export async function startTestService(
   })
   const ts: TestService = {
     svc,
+    location: { databaseUrl: db.databaseUrl, dataDir: db.dataDir },
     url: svc.url,
     seed,
     async keyHeader(accountId, userId = null) {
