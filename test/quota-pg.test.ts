@@ -1,0 +1,553 @@
+/**
+ * The quota engine on real PostgreSQL with an injected clock (contract §8, issue 3): counting in both
+ * windows, 429s that consume nothing, window boundaries (last second of a day/month, leap day, year end),
+ * leases bound to their windows, free state reads, exempt principals, limit changes, a missing account,
+ * and a database that stops or hangs mid-request.
+ *
+ * A fresh database per file on TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); when
+ * TEST_DATABASE_URL is unset and that server is not reachable, the file is skipped.
+ */
+import t from 'tap'
+import net from 'node:net'
+import { randomBytes } from 'node:crypto'
+import postgres from 'postgres'
+import { migrate } from '../runtime/db/migrate.ts'
+import { ApiError } from '../runtime/errors.ts'
+import type { Logger } from '../runtime/log.ts'
+import type { Principal } from '../runtime/auth/principal.ts'
+import type { QuotaCharge } from '../runtime/quota/types.ts'
+import { PgQuota, type PgQuotaOptions } from '../runtime/quota/pg-quota.ts'
+
+const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const silent = () => {}
+
+// ---- database per file -------------------------------------------------------------------------------
+
+const pools: postgres.Sql[] = []
+function pool(url: string, o: postgres.Options<{}> = {}): postgres.Sql {
+  const p = postgres(url, { max: 4, onnotice: silent, connection: { TimeZone: 'UTC' }, ...o })
+  pools.push(p)
+  return p
+}
+
+async function freshDatabase(): Promise<string | undefined> {
+  const name = `orgscan_q_${randomBytes(6).toString('hex')}`
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: silent, connect_timeout: 5 })
+  try {
+    await admin.unsafe(`CREATE DATABASE "${name}"`)
+  } catch (e) {
+    await admin.end({ timeout: 1 }).catch(silent)
+    if (process.env.TEST_DATABASE_URL) throw e
+    return undefined
+  }
+  t.teardown(async () => {
+    for (const p of pools) await p.end({ timeout: 2 }).catch(silent)
+    await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+    await admin.end({ timeout: 2 })
+  })
+  const u = new URL(ADMIN_URL)
+  u.pathname = `/${name}`
+  return u.toString()
+}
+
+const url = await freshDatabase()
+if (!url) {
+  t.plan(0, `PostgreSQL not reachable at ${ADMIN_URL} (set TEST_DATABASE_URL to require it)`)
+  process.exit(0)
+}
+const sql = pool(url)
+await migrate(sql)
+
+// ---- helpers -----------------------------------------------------------------------------------------
+
+const U = (s: string) => Date.parse(s)
+
+function fakeClock(start: string) {
+  let now = U(start)
+  return { clock: () => now, set: (s: string) => (now = U(s)), advance: (ms: number) => (now += ms) }
+}
+
+interface LogLine {
+  level: string
+  o: Record<string, unknown>
+}
+function captureLog(): Logger & { lines: LogLine[] } {
+  const lines: LogLine[] = []
+  return {
+    lines,
+    info: (o) => lines.push({ level: 'info', o }),
+    warn: (o) => lines.push({ level: 'warn', o }),
+    error: (o) => lines.push({ level: 'error', o }),
+  }
+}
+
+const quotas: PgQuota[] = []
+t.teardown(async () => {
+  for (const q of quotas) await q.close().catch(silent)
+})
+function quota(clock: () => number, o: Partial<PgQuotaOptions> = {}, db: postgres.Sql = sql, log: Logger = captureLog()): PgQuota {
+  const q = new PgQuota(db, clock, log, { listen: false, prefetch: 0, ...o })
+  quotas.push(q)
+  return q
+}
+
+async function account(daily: number, monthly: number): Promise<string> {
+  const [r] = await sql<{ id: string }[]>`INSERT INTO accounts (name, daily_limit, monthly_limit) VALUES ('quota test', ${daily}, ${monthly}) RETURNING id::text AS id`
+  return r.id
+}
+
+function principal(accountId: string, quotaExempt = false): Principal {
+  return { accountId, userId: null, method: 'api_key', credentialId: 'osk_test', quotaExempt }
+}
+
+/** Stored counters: { 'day 2028-02-29': 5, 'month 2028-02-01': 5 } */
+async function stored(accountId: string): Promise<Record<string, number>> {
+  const rows = await sql<{ k: string; used: string }[]>`
+    SELECT window_kind || ' ' || to_char(window_start AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS k, used::text AS used
+    FROM quota_usage WHERE account_id = ${accountId}::bigint ORDER BY window_kind, window_start`
+  return Object.fromEntries(rows.map((r) => [r.k, Number(r.used)]))
+}
+
+async function charges(q: PgQuota, p: Principal, n: number): Promise<QuotaCharge[]> {
+  const out: QuotaCharge[] = []
+  for (let i = 0; i < n; i++) out.push(await q.charge(p))
+  return out
+}
+
+const epoch = (s: string) => String(U(s) / 1000)
+
+async function rejection(p: Promise<unknown>): Promise<ApiError> {
+  try {
+    await p
+  } catch (e) {
+    if (e instanceof ApiError) return e
+    throw e
+  }
+  throw new Error('expected a rejection')
+}
+
+// ---- tests -------------------------------------------------------------------------------------------
+
+t.test('daily limit: counted in both windows, 429 at the limit consumes nothing', async (t) => {
+  const c = fakeClock('2028-02-29T23:59:00Z') // leap day, last minute
+  const id = await account(5, 50)
+  const q = quota(c.clock)
+  const p = principal(id)
+  const ok = await charges(q, p, 5)
+  t.same(ok.map((r) => r.allowed), [true, true, true, true, true])
+  t.same(ok.map((r) => r.headers['X-RateLimit-Remaining']), ['4', '3', '2', '1', '0'], 'remaining after each request')
+  t.same(ok[0].headers['X-RateLimit-Limit'], '5', 'the daily window is closest to exhaustion')
+  t.equal(ok[0].headers['X-RateLimit-Reset'], epoch('2028-03-01T00:00:00Z'))
+  t.equal(ok[4].headers.RateLimit, '"daily";r=0;t=60, "monthly";r=45;t=60')
+  t.equal(ok[4].headers['RateLimit-Policy'], `"daily";q=5;w=86400, "monthly";q=50;w=${29 * 86400}`)
+
+  const no = await q.charge(p)
+  t.equal(no.allowed, false)
+  t.equal(no.error?.status, 429)
+  t.equal(no.error?.message, 'Rate limit exceeded. Retry after 60 seconds.')
+  t.equal(no.error?.extras.retryAfterSeconds, 60)
+  t.same(
+    { l: no.headers['X-RateLimit-Limit'], r: no.headers['X-RateLimit-Remaining'], s: no.headers['X-RateLimit-Reset'] },
+    { l: '5', r: '0', s: epoch('2028-03-01T00:00:00Z') },
+    'the blocking (daily) window',
+  )
+  t.same(no.window, { name: 'daily', limit: 5, remaining: 0, resetAt: '2028-03-01T00:00:00Z', retryAfterSeconds: 60 })
+  const more = await charges(q, p, 20)
+  t.ok(more.every((r) => !r.allowed), 'still throttled (answered locally)')
+
+  const q2 = quota(c.clock, { blockedRecheckMs: 0 })
+  const more2 = await Promise.all(Array.from({ length: 20 }, () => q2.charge(p)))
+  t.ok(more2.every((r) => !r.allowed && r.error?.status === 429), 'another process: throttled by the database')
+  await q.returnAll()
+  t.same(await stored(id), { 'day 2028-02-29': 5, 'month 2028-02-01': 5 }, 'exactly 5 stored; the 429s consumed nothing')
+  t.equal(q.stats.rejected + q2.stats.rejected, 41)
+})
+
+t.test('day rollover resets the daily count but not the monthly; then the month blocks', async (t) => {
+  const c = fakeClock('2027-06-15T23:59:59Z') // last second of a day
+  const id = await account(3, 5)
+  const q = quota(c.clock)
+  const p = principal(id)
+  t.same((await charges(q, p, 3)).map((r) => r.allowed), [true, true, true])
+  const blocked = await q.charge(p)
+  t.equal(blocked.allowed, false)
+  t.equal(blocked.error?.extras.retryAfterSeconds, 1, 'one second to midnight')
+  t.equal(blocked.headers['X-RateLimit-Limit'], '3')
+
+  c.advance(1000) // 2027-06-16T00:00:00Z
+  const next = await charges(q, p, 2)
+  t.same(next.map((r) => r.allowed), [true, true], 'a new day')
+  t.same(next.map((r) => [r.headers['X-RateLimit-Limit'], r.headers['X-RateLimit-Remaining']]), [['5', '1'], ['5', '0']], 'the monthly window is now closest to exhaustion')
+  const monthBlocked = await q.charge(p)
+  t.equal(monthBlocked.allowed, false)
+  t.same(
+    [monthBlocked.headers['X-RateLimit-Limit'], monthBlocked.headers['X-RateLimit-Remaining'], monthBlocked.headers['X-RateLimit-Reset']],
+    ['5', '0', epoch('2027-07-01T00:00:00Z')],
+    'blocked by the monthly window although the daily has room',
+  )
+  t.equal(monthBlocked.error?.extras.retryAfterSeconds, 15 * 86400, 'Retry-After: until July 1st')
+  t.match(monthBlocked.headers.RateLimit, /^"daily";r=1;t=86400, "monthly";r=0;t=1296000$/)
+
+  c.set('2027-06-30T23:59:59Z') // last second of the month: still blocked
+  t.equal((await q.charge(p)).error?.extras.retryAfterSeconds, 1)
+  c.set('2027-07-01T00:00:00Z')
+  t.equal((await q.charge(p)).allowed, true, 'the full allowance returns at the monthly reset')
+  t.same(await stored(id), { 'day 2027-06-15': 3, 'day 2027-06-16': 2, 'day 2027-07-01': 1, 'month 2027-06-01': 5, 'month 2027-07-01': 1 })
+})
+
+t.test('year end: both windows reset at 00:00 UTC on January 1st', async (t) => {
+  const c = fakeClock('2027-12-31T23:59:59.999Z')
+  const id = await account(10, 2)
+  const q = quota(c.clock)
+  const p = principal(id)
+  t.same((await charges(q, p, 2)).map((r) => r.allowed), [true, true])
+  const b = await q.charge(p)
+  t.equal(b.allowed, false)
+  t.equal(b.window?.name, 'monthly')
+  t.equal(b.headers['X-RateLimit-Reset'], epoch('2028-01-01T00:00:00Z'))
+  t.equal(b.error?.extras.retryAfterSeconds, 1, 'rounded up to one second')
+  c.advance(1)
+  const n = await q.charge(p)
+  t.equal(n.allowed, true)
+  t.equal(n.headers['X-RateLimit-Reset'], epoch('2028-02-01T00:00:00Z'), 'new month (closest to exhaustion: 1 left)')
+  t.same(await stored(id), { 'day 2027-12-31': 2, 'day 2028-01-01': 1, 'month 2027-12-01': 2, 'month 2028-01-01': 1 })
+})
+
+t.test('leap day: February 28 → 29 is a new day in the same month; March 1 a new month', async (t) => {
+  const c = fakeClock('2028-02-28T23:59:59Z')
+  const id = await account(1, 3)
+  const q = quota(c.clock)
+  const p = principal(id)
+  t.equal((await q.charge(p)).allowed, true)
+  const b = await q.charge(p)
+  t.equal(b.window?.name, 'daily')
+  t.equal(b.headers['X-RateLimit-Reset'], epoch('2028-02-29T00:00:00Z'))
+  c.advance(1000)
+  const leap = await q.charge(p)
+  t.equal(leap.allowed, true, 'Feb 29 is a day of its own')
+  t.equal(leap.headers['RateLimit-Policy'], `"daily";q=1;w=86400, "monthly";q=3;w=${29 * 86400}`)
+  const b2 = await q.charge(p)
+  t.equal(b2.allowed, false)
+  t.equal(b2.headers['X-RateLimit-Reset'], epoch('2028-03-01T00:00:00Z'), 'the day after the leap day is March 1st')
+  c.set('2028-03-01T00:00:00Z')
+  t.equal((await q.charge(p)).allowed, true)
+  t.same(await stored(id), { 'day 2028-02-28': 1, 'day 2028-02-29': 1, 'day 2028-03-01': 1, 'month 2028-02-01': 2, 'month 2028-03-01': 1 })
+})
+
+t.test('monthly limit blocks while the daily window has room (and headers say so)', async (t) => {
+  const c = fakeClock('2027-03-10T08:00:00Z')
+  const id = await account(100, 3)
+  const q = quota(c.clock)
+  const p = principal(id)
+  const ok = await charges(q, p, 3)
+  t.same(ok.map((r) => r.headers['X-RateLimit-Limit']), ['3', '3', '3'], 'monthly window is closest to exhaustion')
+  const b = await q.charge(p)
+  t.equal(b.allowed, false)
+  t.equal(b.window?.name, 'monthly')
+  t.equal(b.error?.extras.retryAfterSeconds, (U('2027-04-01T00:00:00Z') - U('2027-03-10T08:00:00Z')) / 1000)
+  t.equal(b.headers.RateLimit, `"daily";r=97;t=${16 * 3600}, "monthly";r=0;t=${(U('2027-04-01T00:00:00Z') - c.clock()) / 1000}`)
+})
+
+t.test('leases: units are bound to their windows and go back to them', async (t) => {
+  const c = fakeClock('2027-05-31T23:59:59Z')
+  const id = await account(1000, 10_000)
+  const q = quota(c.clock, { prefetch: 10 })
+  const p = principal(id)
+  t.equal((await q.charge(p)).headers['X-RateLimit-Remaining'], '999', 'remaining as the client sees it')
+  t.equal(q.localUnits(id), 10, 'prefetched 10 units')
+  t.same(await stored(id), { 'day 2027-05-31': 11, 'month 2027-05-01': 11 }, 'leased units are counted in the database')
+  const st = await q.state(p)
+  t.equal(st.body.daily.remaining, 999, 'state counts unused local units as not used')
+  c.advance(1000) // June 1st: new day AND new month
+  t.equal((await q.charge(p)).allowed, true)
+  await q.returnAll()
+  t.same(
+    await stored(id),
+    { 'day 2027-05-31': 1, 'day 2027-06-01': 1, 'month 2027-05-01': 1, 'month 2027-06-01': 1 },
+    'unused units went back to the windows they were leased for',
+  )
+  t.ok(q.stats.returnedUnits >= 20)
+})
+
+t.test('idle leases are returned by the sweeper; grants shrink near the limit', async (t) => {
+  const c = fakeClock('2027-08-01T12:00:00Z')
+  const id = await account(30, 1000)
+  const q = quota(c.clock, { prefetch: 50, idleReturnMs: 1000 })
+  const p = principal(id)
+  await q.charge(p)
+  t.equal(q.localUnits(id), 2, 'prefetch trimmed to 10 % of what remains: floor(29 × 0.1) = 2')
+  c.advance(999)
+  q.sweep()
+  t.equal(q.localUnits(id), 2, 'not idle yet')
+  c.advance(1)
+  q.sweep()
+  t.equal(q.localUnits(id), 0, 'returned after 1 s without use')
+  await q.returnAll()
+  t.same(await stored(id), { 'day 2027-08-01': 1, 'month 2027-08-01': 1 })
+  // Drain to the limit: every unit must be usable, none lost.
+  let allowed = 1
+  for (;;) {
+    const r = await q.charge(p)
+    if (!r.allowed) break
+    allowed++
+  }
+  t.equal(allowed, 30, 'exactly the limit')
+  await q.returnAll()
+  t.same(await stored(id), { 'day 2027-08-01': 30, 'month 2027-08-01': 30 })
+})
+
+t.test('state() is free and well-formed', async (t) => {
+  const c = fakeClock('2027-09-15T06:30:00Z')
+  const id = await account(10, 100)
+  const q = quota(c.clock)
+  const p = principal(id)
+  await charges(q, p, 3)
+  const before = await stored(id)
+  const states = await Promise.all(Array.from({ length: 25 }, () => q.state(p)))
+  for (let i = 0; i < 5; i++) states.push(await q.state(p))
+  t.same(await stored(id), before, 'state reads consume nothing')
+  t.same(states[0].body, {
+    daily: { limit: 10, remaining: 7, resetAt: '2027-09-16T00:00:00Z' },
+    monthly: { limit: 100, remaining: 97, resetAt: '2027-10-01T00:00:00Z' },
+  })
+  t.same(states[29].body, states[0].body)
+  t.equal(states[0].headers['X-RateLimit-Remaining'], '7')
+  t.equal((await q.charge(p)).headers['X-RateLimit-Remaining'], '6', 'the next charge continues from there')
+  // Exhausted: state still answers, remaining 0.
+  await charges(q, p, 6)
+  t.equal((await q.charge(p)).allowed, false)
+  const s = await q.state(p)
+  t.equal(s.body.daily.remaining, 0)
+  t.equal(s.headers['X-RateLimit-Limit'], '10')
+  // Another process sees the same.
+  t.same((await quota(c.clock).state(p)).body, s.body)
+})
+
+t.test('refund gives a counted unit back (request failed after charging)', async (t) => {
+  const c = fakeClock('2027-09-15T06:30:00Z')
+  const id = await account(2, 100)
+  const q = quota(c.clock)
+  const p = principal(id)
+  const a = await q.charge(p)
+  a.refund?.()
+  a.refund?.() // idempotent
+  t.same((await charges(q, p, 3)).map((r) => r.allowed), [true, true, false], 'the refunded unit was reused')
+  await q.returnAll()
+  t.same(await stored(id), { 'day 2027-09-15': 2, 'month 2027-09-01': 2 })
+})
+
+t.test('exempt principals are allowed and never counted; usage is logged', async (t) => {
+  const c = fakeClock('2027-10-01T00:00:00Z')
+  const id = await account(2, 10)
+  const log = captureLog()
+  const q = quota(c.clock, {}, sql, log)
+  const agent = principal(id, true)
+  const ex = await Promise.all(Array.from({ length: 20 }, () => q.charge(agent)))
+  t.ok(ex.every((r) => r.allowed && r.refund === undefined), 'all allowed, nothing to refund')
+  t.same(await stored(id), {}, 'nothing counted')
+  t.equal(ex[0].headers['X-RateLimit-Limit'], '2', 'headers still describe the account')
+  t.equal(ex[0].headers['X-RateLimit-Remaining'], '2')
+  t.equal(q.stats.exempt, 20)
+  t.ok(log.lines.some((l) => l.o.msg === 'quota exempt usage' && l.o.accountId === id), 'a log line records exempt usage')
+  // The account's own quota runs out; the exempt agent still passes.
+  await charges(q, principal(id), 2)
+  t.equal((await q.charge(principal(id))).allowed, false)
+  c.advance(5000) // past the lease lifetime: the exempt path re-reads the state
+  const after = await q.charge(agent)
+  t.equal(after.allowed, true)
+  t.equal(after.headers['X-RateLimit-Remaining'], '0')
+  await q.close()
+  t.ok(log.lines.some((l) => l.o.msg === 'quota exempt usage' && l.o.requests === 21), 'aggregated count logged on close')
+  t.same(await stored(id), { 'day 2027-10-01': 2, 'month 2027-10-01': 2 })
+})
+
+t.test('limit changes apply to the next request', async (t) => {
+  t.test('LISTEN/NOTIFY (another process changed the limit)', async (t) => {
+    const c = fakeClock('2027-11-11T11:00:00Z')
+    const id = await account(1000, 10_000)
+    const q = quota(c.clock, { listen: true, prefetch: 20 }, pool(url, { max: 2 }))
+    await q.ready()
+    const p = principal(id)
+    t.equal((await q.charge(p)).headers['X-RateLimit-Limit'], '1000')
+    t.equal(q.localUnits(id), 20, 'holding a lease')
+    await sql`UPDATE accounts SET daily_limit = 3 WHERE id = ${id}::bigint` // the admin CLI, another process
+    for (let i = 0; i < 200 && q.localUnits(id) > 0; i++) await new Promise((r) => setTimeout(r, 10))
+    t.equal(q.localUnits(id), 0, 'lease dropped on the notification')
+    const r = await charges(q, p, 3)
+    t.same(r.map((x) => [x.allowed, x.headers['X-RateLimit-Limit'], x.headers['X-RateLimit-Remaining']]), [[true, '3', '1'], [true, '3', '0'], [false, '3', '0']])
+    await sql`UPDATE accounts SET daily_limit = 4 WHERE id = ${id}::bigint`
+    for (let i = 0; i < 200; i++) {
+      const x = await q.charge(p)
+      if (x.allowed) {
+        t.equal(x.headers['X-RateLimit-Limit'], '4', 'raised limit applies although this process had cached the 429')
+        break
+      }
+      await new Promise((r) => setTimeout(r, 10))
+    }
+    await q.returnAll()
+    t.same(await stored(id), { 'day 2027-11-11': 4, 'month 2027-11-01': 4 })
+  })
+
+  t.test('invalidate() (this process changed the limit; embedded mode)', async (t) => {
+    const c = fakeClock('2027-11-11T11:00:00Z')
+    const id = await account(1000, 10_000)
+    const q = quota(c.clock, { prefetch: 20 })
+    const p = principal(id)
+    await q.charge(p)
+    await sql`UPDATE accounts SET monthly_limit = 2 WHERE id = ${id}::bigint`
+    q.invalidate(id)
+    const r = await charges(q, p, 2)
+    t.same(r.map((x) => [x.allowed, x.headers['X-RateLimit-Limit']]), [[true, '2'], [false, '2']])
+  })
+
+  t.test('without notification: at the latest after the lease lifetime', async (t) => {
+    const c = fakeClock('2027-11-11T11:00:00Z')
+    const id = await account(1000, 10_000)
+    const q = quota(c.clock, { prefetch: 20, leaseTtlMs: 2000 })
+    const p = principal(id)
+    await q.charge(p)
+    await sql`UPDATE accounts SET daily_limit = 7 WHERE id = ${id}::bigint`
+    c.advance(2000)
+    t.equal((await q.charge(p)).headers['X-RateLimit-Limit'], '7')
+  })
+})
+
+t.test('a missing account is a 401, not a 500; the process keeps serving', async (t) => {
+  const c = fakeClock('2027-11-11T11:00:00Z')
+  const q = quota(c.clock, { prefetch: 5 })
+  for (const bad of ['999999999', 'abc', '', '0', '-1', '1 OR 1=1']) {
+    const e = await rejection(q.charge(principal(bad)))
+    t.equal(e.status, 401, `charge for account ${JSON.stringify(bad)}`)
+    t.equal((await rejection(q.state(principal(bad)))).status, 401, `state for account ${JSON.stringify(bad)}`)
+  }
+  const id = await account(10, 10)
+  await q.charge(principal(id))
+  await sql`DELETE FROM accounts WHERE id = ${id}::bigint`
+  q.invalidate(id) // what the NOTIFY on deletion does
+  t.equal((await rejection(q.charge(principal(id)))).status, 401, 'account deleted while its key is still cached')
+  const other = await account(10, 10)
+  t.equal((await q.charge(principal(other))).allowed, true)
+})
+
+// ---- faults: a TCP proxy in front of PostgreSQL that can stop or hang ------------------------------------
+
+interface Proxy {
+  port: number
+  stop(): Promise<void>
+  start(): Promise<void>
+  hang(on: boolean): void
+}
+
+async function proxyTo(target: URL): Promise<Proxy> {
+  const sockets = new Set<net.Socket>()
+  let hanging = false
+  const held: (() => void)[] = []
+  let server: net.Server | undefined
+  let port = 0
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      server = net.createServer((client) => {
+        const upstream = net.connect(Number(target.port || 5432), target.hostname)
+        sockets.add(client)
+        sockets.add(upstream)
+        const forward = (from: net.Socket, to: net.Socket) =>
+          from.on('data', (d) => {
+            if (hanging) held.push(() => to.write(d))
+            else to.write(d)
+          })
+        forward(client, upstream)
+        forward(upstream, client)
+        const end = () => {
+          client.destroy()
+          upstream.destroy()
+          sockets.delete(client)
+          sockets.delete(upstream)
+        }
+        client.on('error', end).on('close', end)
+        upstream.on('error', end).on('close', end)
+      })
+      server.once('error', reject)
+      server.listen(port, '127.0.0.1', () => {
+        port = (server!.address() as net.AddressInfo).port
+        resolve()
+      })
+    })
+  await listen()
+  return {
+    get port() {
+      return port
+    },
+    async stop() {
+      for (const s of sockets) s.destroy()
+      await new Promise<void>((r) => server!.close(() => r()))
+    },
+    start: listen,
+    hang(on: boolean) {
+      hanging = on
+      if (!on) for (const f of held.splice(0)) f()
+    },
+  }
+}
+
+t.test('database faults: 503, the process keeps serving, nothing double-counted', async (t) => {
+  const target = new URL(url)
+  const proxy = await proxyTo(target)
+  t.teardown(() => proxy.stop().catch(silent))
+  const viaProxy = new URL(url)
+  viaProxy.hostname = '127.0.0.1'
+  viaProxy.port = String(proxy.port)
+  const db = pool(viaProxy.toString(), { max: 2, connect_timeout: 2 })
+  const c = fakeClock('2027-12-01T10:00:00Z')
+  const id = await account(1000, 1000)
+  const log = captureLog()
+  const q = quota(c.clock, { leaseTimeoutMs: 500 }, db, log)
+  const p = principal(id)
+  let allowed = 0
+  const count = (r: QuotaCharge) => {
+    if (r.allowed) allowed++
+    return r
+  }
+  for (const r of await charges(q, p, 5)) count(r)
+  t.equal(allowed, 5)
+
+  await proxy.stop() // the database goes away (connections cut, new ones refused)
+  const down = await Promise.allSettled(Array.from({ length: 10 }, () => q.charge(p).then(count)))
+  for (const d of down) {
+    if (d.status === 'rejected') {
+      t.ok(d.reason instanceof ApiError && d.reason.status === 503, `503 while the database is down (${(d.reason as Error).message})`)
+    } else t.fail('no charge can succeed without the database')
+  }
+  t.ok(log.lines.some((l) => l.level === 'error'), 'the failure is logged')
+
+  await proxy.start() // back (same port)
+  let back = false
+  for (let i = 0; i < 50 && !back; i++) {
+    try {
+      back = count(await q.charge(p)).allowed
+    } catch {
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  t.ok(back, 'serving again once the database is back')
+
+  proxy.hang(true) // the database stops answering mid-request
+  const hung = await Promise.allSettled(Array.from({ length: 5 }, () => q.charge(p).then(count)))
+  t.ok(hung.every((h) => h.status === 'rejected' && (h.reason as ApiError).status === 503), '503 after the lease timeout')
+  proxy.hang(false) // the statement runs after all; its late grant must go back
+  for (let i = 0; i < 100 && q.stats.returnedUnits === 0; i++) await new Promise((r) => setTimeout(r, 20))
+  for (const r of await charges(q, p, 3)) count(r)
+  await q.returnAll()
+  const s = await stored(id)
+  t.equal(s['day 2027-12-01'], allowed, `stored count equals the requests admitted (${allowed})`)
+  t.equal(s['month 2027-12-01'], allowed)
+})
+
+t.test('after close(): 503, and every unused unit is back', async (t) => {
+  const c = fakeClock('2027-12-24T10:00:00Z')
+  const id = await account(1000, 1000)
+  const q = quota(c.clock, { prefetch: 30 })
+  await charges(q, principal(id), 4)
+  await q.close()
+  t.equal((await rejection(q.charge(principal(id)))).status, 503)
+  t.same(await stored(id), { 'day 2027-12-24': 4, 'month 2027-12-01': 4 })
+})
