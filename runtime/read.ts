@@ -7,9 +7,10 @@ import { ApiError } from './errors.ts'
 import type { Principal } from './auth/principal.ts'
 import type { CompiledResource } from './registry.ts'
 import { planGet, planList, type ListPlan, type QueryInput, type Surface } from './plan.ts'
-import { getStatement, listStatement, orgOwnerStatement, type ResultRow, type Scope } from './statements.ts'
+import { getStatement, listStatement, orgAccessStatement, type ResultRow, type Scope } from './statements.ts'
 import { normalizeOrgId } from './org-id.ts'
 import { classifyDbError } from './db/errors.ts'
+import { withDeadline } from './db/deadline.ts'
 
 export type ReadResult =
   | { kind: 'list'; data: string; count: number; hasMore: boolean; plan: ListPlan }
@@ -27,19 +28,25 @@ export interface ReadRequest {
 
 async function run(sql: postgres.Sql, text: string, values: unknown[], hasFilter: boolean): Promise<ResultRow[]> {
   try {
-    return (await sql.unsafe(text, values as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as ResultRow[]
+    return (await withDeadline(sql.unsafe(text, values as postgres.ParameterOrJSON<never>[], { prepare: true }))) as unknown as ResultRow[]
   } catch (e) {
     throw classifyDbError(e, hasFilter)
   }
 }
 
-/** Distinguishes 403 (org of the caller's account, not granted to this user) from 404. */
+/** 404 unless the principal's account owns the org; 403 when a user-scoped principal was not granted it. */
+export async function checkOrgAccess(sql: postgres.Sql, p: Principal, orgId: string): Promise<void> {
+  const s = orgAccessStatement(orgId, p.userId)
+  const rows = (await withDeadline(sql.unsafe(s.text, s.values as string[], { prepare: true })).catch((e) => {
+    throw classifyDbError(e, false)
+  })) as unknown as { account_id: string; granted: boolean }[]
+  if (!rows[0] || rows[0].account_id !== p.accountId) throw new ApiError('not_found', 'Org not found.', { parameter: 'orgId' })
+  if (!rows[0].granted) throw new ApiError('forbidden', 'You do not have access to this org.', { parameter: 'orgId' })
+}
+
+/** The read statement found no visible org: explain why (403 or 404). */
 async function orgDenied(sql: postgres.Sql, orgId: string, p: Principal): Promise<never> {
-  const s = orgOwnerStatement(orgId)
-  const rows = (await sql.unsafe(s.text, s.values as string[], { prepare: true })) as unknown as { account_id: string }[]
-  if (rows[0] && rows[0].account_id === p.accountId && p.userId !== null) {
-    throw new ApiError('forbidden', 'You do not have access to this org.', { parameter: 'orgId' })
-  }
+  await checkOrgAccess(sql, p, orgId)
   throw new ApiError('not_found', 'Org not found.', { parameter: 'orgId' })
 }
 

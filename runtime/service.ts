@@ -19,7 +19,7 @@ import { quotaFactory } from './quota/factory.ts'
 import { BurstGuard, sendBare429 } from './quota/burst-guard.ts'
 import type { QuotaService } from './quota/types.ts'
 import { normalizeOrgId } from './org-id.ts'
-import { ApiError } from './errors.ts'
+import { checkOrgAccess } from './read.ts'
 import type { Principal } from './auth/principal.ts'
 
 export interface ServiceOptions {
@@ -72,16 +72,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         if (!creds) throw unauthorized('Authentication required: send HTTP Basic credentials (API key id and secret).')
         return a.authenticate(creds)
       },
-      async checkOrgAccess(p, rawOrgId) {
-        const orgId = normalizeOrgId(rawOrgId)
-        const rows = await db.sql<{ account_id: string; granted: boolean }[]>`
-          SELECT account_id::text AS account_id,
-            (${p.userId}::bigint IS NULL OR EXISTS (SELECT 1 FROM user_org_access a WHERE a.user_id = ${p.userId}::bigint AND a.org_id = ${orgId})) AS granted
-          FROM orgs WHERE salesforce_id = ${orgId}`
-        const r = rows[0]
-        if (!r || r.account_id !== p.accountId) throw new ApiError('not_found', 'Org not found.', { parameter: 'orgId' })
-        if (!r.granted) throw new ApiError('forbidden', 'You do not have access to this org.', { parameter: 'orgId' })
-      },
+      checkOrgAccess: (p, rawOrgId) => checkOrgAccess(db.sql, p, normalizeOrgId(rawOrgId)),
     }
     const guard = new BurstGuard({ ...config.burstGuard, clock })
     const server = createHttpServer([buildRestRouter(ctx)], {

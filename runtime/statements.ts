@@ -114,9 +114,12 @@ export function getStatement(c: CompiledResource, plan: GetPlan, s: Scope): Stat
   return { text: `${cte} SELECT ${cols}, (${data}) AS data, 0 AS n`, values: b.values }
 }
 
-/** Why an org-scoped statement found nothing: 403 (org of the account, not granted) vs 404. */
-export function orgOwnerStatement(orgId: string): Statement {
-  return { text: 'SELECT account_id::text AS account_id FROM orgs WHERE salesforce_id = $1', values: [orgId] }
+/** The org's account and whether the user (if any) was granted it: tells 403 (not granted) from 404. */
+export function orgAccessStatement(orgId: string, userId: string | null): Statement {
+  return {
+    text: `SELECT o.account_id::text AS account_id, ${ACCESS('$2')} AS granted FROM orgs o WHERE o.salesforce_id = $1`,
+    values: [orgId, userId],
+  }
 }
 
 export { columnName }

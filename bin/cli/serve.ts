@@ -6,9 +6,11 @@ import { startService } from '../../runtime/service.ts'
 import { createAccount, createKey } from '../../runtime/admin.ts'
 import { demoCredentials } from '../../runtime/secrets.ts'
 import { createLogger } from '../../runtime/log.ts'
+import { installProcessGuard } from '../../runtime/process-guard.ts'
 
 export async function serve(config: Config, opts: { json: boolean }): Promise<void> {
   const log = createLogger()
+  installProcessGuard(log)
   const say = (s: string) => process.stderr.write(s + '\n')
   const svc = await startService(config, {
     registry,

@@ -7,6 +7,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type postgres from 'postgres'
 import { ApiError } from '../errors.ts'
+import { withDeadline } from '../db/deadline.ts'
+import { classifyDbError } from '../db/errors.ts'
 import type { Principal } from './principal.ts'
 
 export const KEY_ID = /^osk_[a-z2-7]{20}$/
@@ -93,9 +95,11 @@ export class ApiKeyAuthenticator {
     const now = this.clock()
     const hit = this.cache.get(keyId)
     if (hit && now - hit.at < this.cacheMs) return hit
-    const rows = await this.sql<{ secret_hash: Buffer; account_id: string; user_id: string | null; revoked: boolean }[]>`
+    const rows = await withDeadline(this.sql<{ secret_hash: Buffer; account_id: string; user_id: string | null; revoked: boolean }[]>`
       SELECT secret_hash, account_id::text AS account_id, user_id::text AS user_id, revoked_at IS NOT NULL AS revoked
-      FROM api_keys WHERE key_id = ${keyId}`
+      FROM api_keys WHERE key_id = ${keyId}`).catch((e) => {
+      throw classifyDbError(e, false)
+    })
     const r = rows[0]
     if (!r) {
       this.cache.delete(keyId)

@@ -45,6 +45,16 @@ export function buildRestRouter(ctx: ServiceContext) {
     return h
   }
 
+  /** Renders any failure; a server fault is logged and its quota unit given back (a retry is not charged twice). */
+  const fail = (req: IncomingMessage, res: ServerResponse, e: unknown, headers: Headers, refund?: () => void) => {
+    const err = toApiError(e)
+    if (err.status >= 500) {
+      refund?.()
+      ctx.log.error({ msg: 'request failed', url: req.url, err: e })
+    }
+    sendError(res, err, headers)
+  }
+
   const resourceHandler = (c: CompiledResource, op: 'list' | 'get'): Handler => async (req, res, params, qs) => {
     const vh = versionHeaders()
     if (vh instanceof ApiError) return sendError(res, vh, vh.extras.headers)
@@ -73,20 +83,13 @@ export function buildRestRouter(ctx: ServiceContext) {
       }
       sendJson(res, 200, body, headers)
     } catch (e) {
-      const err = toApiError(e)
-      if (err.status >= 500) {
-        // A server fault is not the caller's request to pay for: give the unit back (a retry is not charged twice).
-        refund?.()
-        ctx.log.error({ msg: 'request failed', url: req.url, err: e })
-      }
-      sendError(res, err, headers)
+      fail(req, res, e, headers, refund)
     }
   }
 
   const add = (path: string, h: Handler) => {
-    router.on(['GET', 'HEAD'], path, (req, res, params, _store, searchParams) => {
+    router.on(['GET', 'HEAD'], path, (req, res, params) => {
       void h(req, res as ServerResponse, params, rawQuery(req.url))
-      void searchParams
     })
   }
 
@@ -108,9 +111,7 @@ export function buildRestRouter(ctx: ServiceContext) {
       const state = await ctx.quota.state(principal)
       sendJson(res, 200, JSON.stringify({ data: { rateLimit: state.body } }), { ...vh, ...state.headers })
     } catch (e) {
-      const err = toApiError(e)
-      if (err.status >= 500) ctx.log.error({ msg: 'request failed', url: req.url, err: e })
-      sendError(res, err, vh)
+      fail(req, res, e, vh)
     }
   }
   add('/v1/account/quota', quotaHandler)

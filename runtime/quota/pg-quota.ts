@@ -737,9 +737,11 @@ export class PgQuota implements QuotaService {
 
   private kickReturns(): void {
     if (this.flushing || this.returns.size === 0) return
-    const p = this.flushReturns(false).finally(() => {
-      if (this.flushing === p) this.flushing = undefined
-    })
+    const p = this.flushReturns(false)
+      .catch((err: unknown) => this.log.error({ msg: 'quota: returning unused units failed', err }))
+      .finally(() => {
+        if (this.flushing === p) this.flushing = undefined
+      })
     this.flushing = p
   }
 
@@ -806,7 +808,11 @@ export class PgQuota implements QuotaService {
 
   private track(p: Promise<unknown>): void {
     this.running.add(p)
-    void p.finally(() => this.running.delete(p))
+    // `finally` alone would return a promise that re-rejects unhandled (and crash the process on a lost
+    // connection): a background task's failure is logged here; its waiters were already answered.
+    void p
+      .catch((err: unknown) => this.log.error({ msg: 'quota: background task failed', err }))
+      .finally(() => this.running.delete(p))
   }
 
   private ensureTimer(): void {
