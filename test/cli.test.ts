@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase } from './helpers/test-db.ts'
+import { spawnServer } from './helpers/server-process.ts'
 
 const bin = new URL('../bin/orgscan.js', import.meta.url).pathname
 const tdb = await createTestDatabase()
@@ -74,9 +75,8 @@ t.test('accounts and keys with --json', async (t) => {
 t.test('the embedded database refuses a second process with a clear message', { skip: tdb.databaseUrl ? 'uses the embedded database only' : false }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'orgscan-cli-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const server = spawn(process.execPath, [bin, 'serve', '--port', '0', '--json'], { env: { ...env, ORGSCAN_DATA_DIR: dir, ORGSCAN_SEED_DEMO: 'false' } })
-  t.teardown(() => { server.kill('SIGKILL') })
-  await new Promise<void>((resolve) => server.stdout.on('data', (d) => String(d).includes('"url"') && resolve()))
+  const server = await spawnServer({ ...env, ORGSCAN_DATA_DIR: dir, ORGSCAN_SEED_DEMO: 'false' })
+  t.teardown(() => server.stop(0))
   const c = await run(['accounts', 'list'], { ORGSCAN_DATA_DIR: dir })
   t.equal(c.code, 1)
   t.match(c.stderr, /in use by another orgscan process \(pid \d+\)/)
@@ -86,19 +86,8 @@ t.test('the embedded database refuses a second process with a clear message', { 
 t.test('serve seeds an empty embedded database and prints the same working demo key on every start', { skip: tdb.databaseUrl ? 'embedded database only' : false }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'orgscan-serve-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const start = () =>
-    new Promise<{ info: { url: string; demoKey: { keyId: string; secret: string } | null }; stop: () => Promise<void> }>((resolve, reject) => {
-      const envNoPepper = { ...env, ORGSCAN_DATA_DIR: dir, ORGSCAN_SEED_SCALE: '0.01' }
-      delete (envNoPepper as Record<string, string | undefined>).ORGSCAN_PEPPER
-      const p = spawn(process.execPath, [bin, 'serve', '--port', '0', '--json'], { env: envNoPepper })
-      let out = ''
-      p.stdout.on('data', (d) => {
-        out += d
-        const line = out.split('\n').find((l) => l.startsWith('{'))
-        if (line) resolve({ info: JSON.parse(line), stop: () => new Promise((r) => { p.once('exit', () => r()); p.kill('SIGTERM') }) })
-      })
-      p.on('exit', (code) => reject(new Error(`serve exited ${code}`)))
-    })
+  const envNoPepper: Record<string, string | undefined> = { ...env, ORGSCAN_DATA_DIR: dir, ORGSCAN_SEED_SCALE: '0.01', ORGSCAN_PEPPER: undefined }
+  const start = () => spawnServer(envNoPepper)
   const first = await start()
   t.ok(first.info.demoKey, 'a demo key is printed')
   const auth = 'Basic ' + Buffer.from(`${first.info.demoKey!.keyId}:${first.info.demoKey!.secret}`).toString('base64')

@@ -5,9 +5,9 @@
  * (connections are terminated from a second session).
  */
 import t from 'tap'
-import { spawn } from 'node:child_process'
 import postgres from 'postgres'
 import { basic } from './helpers/service.ts'
+import { spawnServer } from './helpers/server-process.ts'
 import { createFreshPostgresDatabase } from './helpers/test-db.ts'
 import { migrate } from '../runtime/db/migrate.ts'
 import { seedDemo } from '../resources/demo/seed.ts'
@@ -38,25 +38,9 @@ t.test('connections terminated under load', { skip: PG ? false : 'needs TEST_DAT
   const pepper = 'faults-pepper-0123456789abcdefghijklmn'
   const key = await createKey(sql, pepper, org.accountId)
   const auth = basic(key.keyId, key.secret)
-  const bin = new URL('../bin/orgscan.js', import.meta.url).pathname
-  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--json'], {
-    env: { ...process.env, DATABASE_URL: url, ORGSCAN_PEPPER: pepper, ORGSCAN_SEED_DEMO: 'false' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let exited: number | null = null
-  child.on('exit', (code) => (exited = code ?? -1))
-  t.teardown(() => { if (exited === null) child.kill('SIGKILL') })
-  let stderr = ''
-  child.stderr.on('data', (d) => (stderr += d))
-  const base = await new Promise<string>((resolve, reject) => {
-    let out = ''
-    child.stdout.on('data', (d) => {
-      out += d
-      const line = out.split('\n').find((l) => l.startsWith('{'))
-      if (line) resolve(JSON.parse(line).url)
-    })
-    child.on('exit', () => reject(new Error(`server exited: ${stderr}`)))
-  })
+  const server = await spawnServer({ ...process.env, DATABASE_URL: url, ORGSCAN_PEPPER: pepper, ORGSCAN_SEED_DEMO: 'false' })
+  t.teardown(() => server.stop(0))
+  const base = server.url
   const get = async (path: string) => {
     const r = await fetch(base + path, { headers: { authorization: auth }, signal: AbortSignal.timeout(30_000) })
     return { status: r.status, text: await r.text() }
@@ -89,15 +73,10 @@ t.test('connections terminated under load', { skip: PG ? false : 'needs TEST_DAT
   let ok = 1
   for (let i = 0; i < 10; i++) if ((await get(`/v1/orgs/${org.salesforceId}/fields?limit=1`)).status === 200) ok++
   t.equal(ok, 11, `the process keeps serving once the database is back (after ${recovered} failed probes)`)
-  t.equal(exited, null, 'the server process is still running')
+  t.equal(server.exitCode(), null, 'the server process is still running')
   const served = statuses.filter((s) => s === 200).length + ok
-  await new Promise<void>((r) => {
-    if (exited !== null) return r()
-    const kill = setTimeout(() => child.kill('SIGKILL'), 15_000)
-    child.once('exit', () => (clearTimeout(kill), r()))
-    child.kill('SIGTERM')
-  })
-  t.equal(exited, 0, 'clean shutdown within 15 s')
+  const code = await server.stop()
+  t.equal(code, 0, 'clean shutdown within 15 s')
   const rows = await sql`SELECT used::int AS used FROM quota_usage WHERE window_kind = 'day' AND account_id = ${org.accountId}::bigint`
   const used = rows[0].used as number
   t.ok(used >= served, `every served request is counted (used ${used}, served ${served})`)

@@ -1,8 +1,8 @@
 /** One quota per account over the wire (contract §7 429 forms, §8; issue 3). */
 import t from 'tap'
-import { spawn } from 'node:child_process'
 import postgres from 'postgres'
 import { startTestService, basic } from './helpers/service.ts'
+import { spawnServer } from './helpers/server-process.ts'
 import { createKey, updateAccount } from '../runtime/admin.ts'
 import { createFreshPostgresDatabase } from './helpers/test-db.ts'
 import { migrate } from '../runtime/db/migrate.ts'
@@ -157,20 +157,9 @@ t.test('exact across two server processes on one PostgreSQL (issue 3)', { skip: 
   const pepper = 'two-process-pepper-0123456789abcdefgh'
   const key = await createKey(sql, pepper, org.accountId)
   const auth = basic(key.keyId, key.secret)
-  const bin = new URL('../bin/orgscan.js', import.meta.url).pathname
-  const servers = await Promise.all([0, 1].map(() => new Promise<{ url: string; stop: () => Promise<void> }>((resolve, reject) => {
-    const p = spawn(process.execPath, [bin, 'serve', '--port', '0', '--json'], {
-      env: { ...process.env, DATABASE_URL: url, ORGSCAN_PEPPER: pepper, ORGSCAN_SEED_DEMO: 'false' },
-      stdio: ['ignore', 'pipe', 'ignore'],
-    })
-    let out = ''
-    p.stdout.on('data', (d) => {
-      out += d
-      const line = out.split('\n').find((l) => l.startsWith('{'))
-      if (line) resolve({ url: JSON.parse(line).url, stop: () => new Promise((r) => { p.once('exit', () => r()); p.kill('SIGTERM') }) })
-    })
-    p.on('exit', (code) => reject(new Error(`server exited ${code}`)))
-  })))
+  const env = { ...process.env, DATABASE_URL: url, ORGSCAN_PEPPER: pepper, ORGSCAN_SEED_DEMO: 'false' }
+  const servers = await Promise.all([spawnServer(env), spawnServer(env)])
+  t.teardown(() => Promise.all(servers.map((s) => s.stop(0))))
   const results = await Promise.all(
     Array.from({ length: 300 }, (_, i) => fetch(`${servers[i % 2].url}/v1/orgs/${org.salesforceId}/objects?limit=1`, { headers: { authorization: auth } }).then(async (r) => {
       await r.arrayBuffer()

@@ -1,0 +1,46 @@
+/** Runs `orgscan serve --json` as its own process (as in production) and waits for its URL. */
+import { spawn } from 'node:child_process'
+
+const bin = new URL('../../bin/orgscan.js', import.meta.url).pathname
+
+export interface ServerProcess {
+  url: string
+  /** The JSON line `serve --json` printed ({url, database, demoKey}). */
+  info: { url: string; demoKey: { keyId: string; secret: string } | null }
+  /** Exit code once exited, else null. */
+  exitCode(): number | null
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code. */
+  stop(graceMs?: number): Promise<number | null>
+}
+
+export function spawnServer(env: Record<string, string | undefined>): Promise<ServerProcess> {
+  const clean = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv
+  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--json'], { env: clean, stdio: ['ignore', 'pipe', 'pipe'] })
+  let exit: number | null = null
+  let stderr = ''
+  child.stderr.on('data', (d) => (stderr += d))
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r((exit = code ?? -1))))
+  return new Promise((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += d
+      const line = out.split('\n').find((l) => l.startsWith('{'))
+      if (!line) return
+      const info = JSON.parse(line)
+      resolve({
+        url: info.url,
+        info,
+        exitCode: () => exit,
+        async stop(graceMs = 15_000) {
+          if (exit !== null) return exit
+          const kill = setTimeout(() => child.kill('SIGKILL'), graceMs)
+          child.kill('SIGTERM')
+          const code = await exited
+          clearTimeout(kill)
+          return code
+        },
+      })
+    })
+    void exited.then(() => reject(new Error(`orgscan serve exited early: ${stderr.trim().split('\n').at(-1) ?? ''}`)))
+  })
+}
