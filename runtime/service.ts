@@ -13,7 +13,7 @@ import { resolvePepper } from './secrets.ts'
 import { ApiKeyAuthenticator, parseBasic, unauthorized } from './auth/api-keys.ts'
 import { createLogger, type Logger } from './log.ts'
 import type { ServiceContext } from './service-context.ts'
-import { buildRestRouter } from './http/rest.ts'
+import { buildRestRouter, VERSION_HEADER } from './http/rest.ts'
 import { createHttpServer } from './http/server.ts'
 import { quotaFactory } from './quota/factory.ts'
 import { BurstGuard, sendBare429 } from './quota/burst-guard.ts'
@@ -76,6 +76,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     }
     const guard = new BurstGuard({ ...config.burstGuard, clock })
     const server = createHttpServer([buildRestRouter(ctx)], {
+      // §9: every response under /v1 carries the version that handled it, errors included.
+      headersFor: (path): Record<string, string> => (path === '/v1' || path.startsWith('/v1/') ? { [VERSION_HEADER]: '1' } : {}),
       // Edge shedding before anything else: a bare 429, no body, no X-RateLimit-* (contract §7, form 2).
       onRequest: config.burstGuard.enabled
         ? (req, res) => {

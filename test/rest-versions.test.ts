@@ -15,6 +15,13 @@ t.test('current version', async (t) => {
   const err = await ts.get('/v1/orgs')
   t.equal(err.status, 401)
   t.equal(err.headers.get('x-orgscan-api-version'), '1', 'the version header is on errors too')
+  const unknown = await ts.get('/v1/nothing-here', auth)
+  t.equal(unknown.status, 404)
+  t.equal(unknown.headers.get('x-orgscan-api-version'), '1', 'the version header on a 404 under /v1')
+  const post = await ts.get('/v1/orgs', auth, { method: 'POST' })
+  t.equal(post.status, 405)
+  t.equal(post.headers.get('x-orgscan-api-version'), '1', 'the version header on a 405 under /v1')
+  t.equal((await ts.get('/')).headers.get('x-orgscan-api-version'), null, 'GET / is unversioned')
   for (const p of ['/orgs', '/orgs/00D000000000001', '/mcp/../orgs', '/v2/orgs', '/V1/orgs']) {
     const u = await ts.get(p, auth)
     t.equal(u.status, 404, `${p} → 404 (unversioned and unknown paths are gone)`)

@@ -14,7 +14,14 @@ export type Router = {
 
 const MAX_URL = 8192
 
-export function createHttpServer(routers: Router[], opts: { onRequest?: (req: IncomingMessage, res: ServerResponse) => boolean } = {}): Server {
+export interface HttpServerOptions {
+  /** Runs first; false means it answered (edge shedding). */
+  onRequest?: (req: IncomingMessage, res: ServerResponse) => boolean
+  /** Headers for answers given here (404, 405) by path, e.g. the version header under /v1/. */
+  headersFor?: (path: string) => Record<string, string>
+}
+
+export function createHttpServer(routers: Router[], opts: HttpServerOptions = {}): Server {
   const server = createServer({ maxHeaderSize: 16384, requestTimeout: 30_000, headersTimeout: 20_000, keepAliveTimeout: 5_000 }, (req, res) => {
     try {
       if (opts.onRequest && !opts.onRequest(req, res)) return
@@ -22,10 +29,11 @@ export function createHttpServer(routers: Router[], opts: { onRequest?: (req: In
       if (url.length > MAX_URL) return sendError(res, new ApiError('invalid_parameter', `The request URL exceeds ${MAX_URL} characters.`))
       const path = url.split('?')[0]
       const method = req.method ?? 'GET'
+      const headers = opts.headersFor?.(path) ?? {}
       for (const r of routers) {
         if (method !== 'GET' && method !== 'HEAD') {
           if (r.find('GET', path)) {
-            return sendError(res, new ApiError('method_not_allowed', `${method} is not allowed here; this API is read-only.`, { headers: { Allow: 'GET, HEAD' } }))
+            return sendError(res, new ApiError('method_not_allowed', `${method} is not allowed here; this API is read-only.`, { headers: { Allow: 'GET, HEAD' } }), headers)
           }
           continue
         }
@@ -34,7 +42,7 @@ export function createHttpServer(routers: Router[], opts: { onRequest?: (req: In
           return
         }
       }
-      sendError(res, new ApiError('not_found', 'No such endpoint. Endpoints are under /v1/; GET / lists the versions.'))
+      sendError(res, new ApiError('not_found', 'No such endpoint. Endpoints are under /v1/; GET / lists the versions.'), headers)
     } catch {
       sendError(res, new ApiError('internal_error', 'The server failed to process the request.'))
     }
