@@ -1,11 +1,13 @@
 /** The `orgscan` command (issue 2 "Command line"): JSON output, errors as one line with a non-zero exit. */
 import t from 'tap'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase } from './helpers/test-db.ts'
 import { spawnServer } from './helpers/server-process.ts'
+import { demoBundle } from '../resources/demo/bundle.ts'
+import { DEMO_ORG_DEFS } from '../resources/demo/orgs.ts'
 
 const bin = new URL('../bin/orgscan.js', import.meta.url).pathname
 const tdb = await createTestDatabase()
@@ -70,6 +72,36 @@ t.test('accounts and keys with --json', async (t) => {
   const r2 = await run(['keys', 'revoke', 'osk_aaaaaaaaaaaaaaaaaaaa'])
   t.equal(r2.code, 1)
   t.match(r2.stderr, /No API key osk_a+/)
+})
+
+t.test('import: one scan bundle in one transaction; invalid bundles are refused with the problems listed', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'orgscan-import-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const acct = JSON.parse((await run(['accounts', 'create', '--name', 'Importer', '--json'])).stdout)
+  const def = DEMO_ORG_DEFS.find((d) => d.key === 'globex-prod') ?? DEMO_ORG_DEFS[DEMO_ORG_DEFS.length - 1]
+  const bundle = demoBundle(def, def.scans.findIndex((s) => s.status === 'completed'), { scale: 0.01 })
+  const file = join(dir, 'scan.json')
+  writeFileSync(file, JSON.stringify(bundle))
+  const r = await run(['import', '--account', acct.id, file, '--json'])
+  t.equal(r.code, 0, r.stderr)
+  const out = JSON.parse(r.stdout)
+  t.equal(out.orgId, bundle.org.salesforceId)
+  t.equal(out.counts.fields, (bundle.data.fields as unknown[]).length, 'every field imported')
+  const list = JSON.parse((await run(['accounts', 'list', '--json'])).stdout)
+  t.same(list.find((a: { id: string }) => a.id === acct.id).orgs, [bundle.org.salesforceId], 'the org now belongs to the account')
+
+  const bad = structuredClone(bundle) as { data: Record<string, unknown[]> }
+  ;(bad.data.fields[0] as Record<string, unknown>).percentPopulated = 'lots'
+  bad.data.noSuchResource = []
+  writeFileSync(file, JSON.stringify(bad))
+  const b = await run(['import', '--account', acct.id, file])
+  t.equal(b.code, 1)
+  t.match(b.stderr, /Invalid scan bundle/)
+  t.match(b.stderr, /data\.fields\[0\]/, 'names the bad record')
+  t.match(b.stderr, /data\.noSuchResource: unknown resource/)
+  const missing = await run(['import', '--account', acct.id, join(dir, 'nope.json')])
+  t.equal(missing.code, 1)
+  t.match(missing.stderr, /^orgscan: Cannot read /)
 })
 
 t.test('the embedded database refuses a second process with a clear message', { skip: tdb.databaseUrl ? 'uses the embedded database only' : false }, async (t) => {
