@@ -9,7 +9,7 @@
  */
 import t from 'tap'
 import net from 'node:net'
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import postgres from 'postgres'
 import { migrate } from '../runtime/db/migrate.ts'
 import { ApiError } from '../runtime/errors.ts'
@@ -551,3 +551,130 @@ t.test('after close(): 503, and every unused unit is back', async (t) => {
   t.equal((await rejection(q.charge(principal(id)))).status, 503)
   t.same(await stored(id), { 'day 2027-12-24': 4, 'month 2027-12-01': 4 })
 })
+
+t.test('in-doubt calls (migration 004): a return or lease whose answer is lost is settled exactly once', async (t) => {
+  t.test('SQL: the same return id twice is applied once; a cancel settles a lease either way', async (t) => {
+    const id = await account(1000, 1000)
+    const day = '2027-11-02T00:00:00Z'
+    const month = '2027-11-01T00:00:00Z'
+    const lease = async (leaseId: string, need: number, giveBack = 0) =>
+      (await sql<{ granted: number }[]>`SELECT granted FROM orgscan_quota_lease(${leaseId}::uuid, ${id}::bigint, ${day}::timestamptz, ${month}::timestamptz, ${need}, 0, 0.1::float8, false, ${giveBack})`)[0]!.granted
+    const ret = async (rid: string, units: number) =>
+      (await sql<{ ok: boolean }[]>`SELECT orgscan_quota_return(${rid}::uuid, ${id}::bigint, ${day}::timestamptz, ${month}::timestamptz, ${units}) AS ok`)[0]!.ok
+    const cancel = async (leaseId: string) =>
+      (await sql<{ applied: boolean; returned: number }[]>`SELECT applied, returned FROM orgscan_quota_lease_cancel(${leaseId}::uuid, ${id}::bigint, ${day}::timestamptz, ${month}::timestamptz)`)[0]!
+    const used = async () => (await stored(id))['day 2027-11-02']
+
+    t.equal(await lease(randomUUID(), 10), 10)
+    const rid = randomUUID()
+    t.equal(await ret(rid, 4), true, 'first return applied')
+    t.equal(await ret(rid, 4), false, 'the same return again: a no-op')
+    t.equal(await used(), 6)
+    t.equal(await ret(randomUUID(), 4), true, 'another return (another id) is applied')
+    t.equal(await used(), 2)
+    t.same(await stored(id), { 'day 2027-11-02': 2, 'month 2027-11-01': 2 }, 'both windows')
+
+    const applied = randomUUID()
+    t.equal(await lease(applied, 5, 1), 5, 'a lease (giving 1 back) whose answer we pretend was lost')
+    t.equal(await used(), 6)
+    t.same(await cancel(applied), { applied: true, returned: 5 }, 'cancel: it was applied; its grant goes back')
+    t.same(await cancel(applied), { applied: true, returned: 0 }, 'cancel again: nothing more')
+    t.equal(await used(), 1, 'its grant back; its giveBack stays applied')
+
+    const never = randomUUID()
+    t.same(await cancel(never), { applied: false, returned: 0 }, 'cancel first: not applied (tombstone)')
+    t.equal(await lease(never, 5, 1), 0, 'the lease arriving after its cancel grants nothing')
+    t.equal(await used(), 1, '… and applies nothing, not even its giveBack')
+    t.same(await cancel(never), { applied: false, returned: 0 }, 'cancel again: still not applied')
+    t.same(await stored(id), { 'day 2027-11-02': 1, 'month 2027-11-01': 1 })
+  })
+
+  t.test('engine: answers lost after commit (connection cut) — stored count stays exact', async (t) => {
+    const proxy = await answerLosingProxy(new URL(url))
+    t.teardown(() => proxy.stop())
+    const viaProxy = new URL(url)
+    viaProxy.hostname = '127.0.0.1'
+    viaProxy.port = String(proxy.port)
+    const db = pool(viaProxy.toString(), { max: 1, connect_timeout: 2 })
+    const c = fakeClock('2027-11-03T10:00:00Z')
+    const id = await account(1000, 1000)
+    const log = captureLog()
+    const q = quota(c.clock, { prefetch: 30 }, db, log)
+    const p = principal(id)
+    await charges(q, p, 4)
+    const leased = (await stored(id))['day 2027-11-03']
+    t.ok(leased > 4, `units leased ahead (${leased})`)
+
+    // A return that commits but whose answer never arrives: resent under its id, applied once.
+    proxy.loseAnswers(true)
+    await q.returnAll()
+    proxy.loseAnswers(false)
+    t.equal(await proxy.lost(), 1, 'one answer was lost')
+    t.same(await stored(id), { 'day 2027-11-03': 4, 'month 2027-11-01': 4 }, 'the return was applied (once)')
+    t.ok(log.lines.some((l) => l.o.msg === 'quota: returning unused units failed; will retry'), 'the engine did not know')
+    await q.returnAll() // the resend: a no-op in the database (before migration 004 it would have under-counted)
+    t.same(await stored(id), { 'day 2027-11-03': 4, 'month 2027-11-01': 4 }, 'the resend changed nothing')
+    t.equal(q.stats.droppedReturnUnits, 0, 'nothing given up')
+
+    // A lease that commits but whose answer never arrives: the request gets a 503; the lease is cancelled.
+    proxy.loseAnswers(true)
+    const err = await rejection(q.charge(p))
+    proxy.loseAnswers(false)
+    t.equal(err.status, 503, 'the waiting request fails (nothing admitted)')
+    t.ok((await stored(id))['day 2027-11-03'] > 4, 'the lease was applied')
+    await q.returnAll()
+    t.same(await stored(id), { 'day 2027-11-03': 4, 'month 2027-11-01': 4 }, 'cancelled by its id: its units are back')
+    t.ok(log.lines.some((l) => l.o.msg === 'quota: lease with a lost answer settled' && l.o.applied === true))
+
+    // And the engine keeps serving.
+    t.ok((await q.charge(p)).allowed)
+    await q.returnAll()
+    t.same(await stored(id), { 'day 2027-11-03': 5, 'month 2027-11-01': 5 })
+  })
+})
+
+const SELECT_1_COMPLETE = Buffer.concat([Buffer.from('C'), Buffer.from([0, 0, 0, 13]), Buffer.from('SELECT 1\0')])
+
+/** A TCP proxy that, when told to, lets a statement through but cuts the connection instead of answering. */
+async function answerLosingProxy(target: URL) {
+  const sockets = new Set<net.Socket>()
+  let losing = false
+  let lost = 0
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname)
+    sockets.add(client).add(upstream)
+    client.on('data', (d) => upstream.write(d))
+    upstream.on('data', (d) => {
+      // The statement's result (CommandComplete "SELECT 1"; not a Describe answer) is never delivered: the
+      // connection is cut a moment later, after the commit. One answer per loseAnswers(true).
+      if (!losing || !d.includes(SELECT_1_COMPLETE)) return void client.write(d)
+      losing = false
+      lost++
+      upstream.pause()
+      setTimeout(() => {
+        client.destroy()
+        upstream.destroy()
+      }, 100)
+    })
+    const end = () => {
+      client.destroy()
+      upstream.destroy()
+      sockets.delete(client)
+      sockets.delete(upstream)
+    }
+    client.on('error', end).on('close', end)
+    upstream.on('error', end).on('close', end)
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    loseAnswers(on: boolean) {
+      losing = on
+    },
+    lost: async () => lost,
+    async stop() {
+      for (const s of sockets) s.destroy()
+      await new Promise<void>((r) => server.close(() => r()))
+    },
+  }
+}

@@ -14,7 +14,12 @@
  * served in order by its grant (no thundering herd). A grant smaller than the need means a window is
  * exhausted: those requests get the 429 (nothing consumed), and further requests are answered locally for
  * `blockedRecheckMs` before the database is asked again.
+ *
+ * In-doubt calls (migration 004): every lease and return carries an id chosen here. A return whose answer
+ * was lost is resent with the same id (the database applies each id once); a lease whose answer was lost is
+ * settled by `orgscan_quota_lease_cancel` (its grant goes back if it was applied; otherwise it never will be).
  */
+import { randomUUID } from 'node:crypto'
 import type postgres from 'postgres'
 import { ApiError } from '../errors.ts'
 import { unauthorized } from '../auth/api-keys.ts'
@@ -152,6 +157,23 @@ interface PendingReturn {
   units: number
   attempts: number
   notBefore: number
+  /**
+   * Set once the return was sent: the id under which the database applies it at most once. A return with
+   * an id is resent as it is (same id, same units), never merged with others.
+   */
+  rid?: string
+}
+
+/** A lease whose answer was lost: settled by `orgscan_quota_lease_cancel` (migration 004). */
+interface PendingCancel {
+  leaseId: string
+  id: string
+  dayStart: number
+  monthStart: number
+  /** Units the lease call gave back along (`p_return`): applied iff the lease was. */
+  giveBack: number
+  attempts: number
+  notBefore: number
 }
 
 const ACCOUNT_ID = /^[1-9][0-9]{0,18}$/
@@ -161,14 +183,14 @@ const RETRYABLE = new Set(['40P01', '40001'])
 const NOT_SENT = new Set(['ECONNREFUSED', 'CONNECT_TIMEOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOENT'])
 
 /**
- * True when a failed call certainly had no effect, so repeating it cannot apply it twice: an error
- * reported by the server (the statement was rolled back) or a connection that was never established.
- * A connection lost while the call was out is in doubt (it may have committed).
+ * True when a failed lease certainly had no effect: a deadlock / serialization failure (rolled back) or a
+ * connection that was never established. Anything else is settled by the lease's id (a cancel is harmless
+ * when the lease failed anyway): also a server error, since a FATAL such as 57P01 (backend terminated) can
+ * in principle arrive after the commit and before the answer's end.
  */
 function certainlyNotApplied(e: unknown): boolean {
-  if (typeof e !== 'object' || e === null) return false
-  if ((e as { name?: unknown }).name === 'PostgresError') return true
-  return NOT_SENT.has(errorCode(e))
+  const code = errorCode(e)
+  return RETRYABLE.has(code) || NOT_SENT.has(code)
 }
 
 const returnKey = (id: string, dayStart: number, monthStart: number) => `${id}|${dayStart}|${monthStart}`
@@ -220,6 +242,10 @@ export class PgQuota implements QuotaService {
   private readonly o: Opts
   private readonly accounts = new Map<string, Acct>()
   private readonly returns = new Map<string, PendingReturn>()
+  /** Returns already sent once (in doubt or failed), resent under their id, by that id. */
+  private readonly resends = new Map<string, PendingReturn>()
+  /** Leases whose answer was lost, to settle by their id. */
+  private readonly cancels = new Map<string, PendingCancel>()
   /** Return calls in flight by returnKey: a lease or read of the same windows waits for them. */
   private readonly returning = new Map<string, Promise<void>>()
   private readonly exemptSeen = new Map<string, { count: number; credentials: Set<string>; loggedAt: number }>()
@@ -327,11 +353,14 @@ export class PgQuota implements QuotaService {
     while (this.running.size > 0) await Promise.allSettled([...this.running])
     for (const a of this.accounts.values()) this.retire(a)
     await this.flushReturns(true)
-    for (const r of this.returns.values()) {
+    for (const r of [...this.returns.values(), ...this.resends.values()]) {
       this.stats.droppedReturnUnits += r.units
       this.log.warn({ msg: 'quota: unused units could not be returned; they stay counted', accountId: r.id, units: r.units, dayStart: iso(r.dayStart) })
     }
+    for (const c of this.cancels.values()) this.dropCancel(c, undefined)
     this.returns.clear()
+    this.resends.clear()
+    this.cancels.clear()
     this.logExempt(this.clock(), true)
   }
 
@@ -349,7 +378,7 @@ export class PgQuota implements QuotaService {
     }
     this.kickReturns()
     this.logExempt(now, false)
-    if (this.accounts.size === 0 && this.returns.size === 0 && this.exemptSeen.size === 0 && this.timer) {
+    if (this.accounts.size === 0 && this.returns.size === 0 && this.resends.size === 0 && this.cancels.size === 0 && this.exemptSeen.size === 0 && this.timer) {
       clearInterval(this.timer)
       this.timer = undefined
     }
@@ -513,10 +542,8 @@ export class PgQuota implements QuotaService {
         try {
           row = await this.lease(a.id, dayStart, monthStart, need, prefetch, giveBack)
         } catch (e) {
-          if (giveBack > 0) {
-            if (certainlyNotApplied(e)) this.requeue(pending!)
-            else this.dropReturn(pending!, e)
-          }
+          // lease() has settled `giveBack`: sent again when the lease certainly failed, else with the
+          // lease's cancel (the units were applied iff the lease was).
           a.aheadPauseUntil = this.clock() + this.o.blockedRecheckMs
           this.failAll(a, e)
           break
@@ -614,30 +641,46 @@ export class PgQuota implements QuotaService {
   // Database
 
   private async lease(id: string, dayStart: number, monthStart: number, need: number, prefetch: number, giveBack: number): Promise<LeaseRow | undefined> {
+    // The lease's id (migration 004): if its answer is lost, the lease is settled by this id afterwards.
+    // A retry after a deadlock reuses it (that attempt was rolled back entirely).
+    const leaseId = randomUUID()
+    const settle = (e: unknown) => {
+      if (certainlyNotApplied(e)) {
+        if (giveBack > 0) this.queueReturn(id, dayStart, monthStart, giveBack)
+      } else this.queueCancel({ leaseId, id, dayStart, monthStart, giveBack, attempts: 0, notBefore: 0 })
+    }
     for (let attempt = 0; ; attempt++) {
       const q = this.sql<{ granted: number; day_used: string; month_used: string; daily_limit: number; monthly_limit: number }[]>`
         SELECT granted, day_used, month_used, daily_limit, monthly_limit
-        FROM orgscan_quota_lease(${id}::bigint, ${iso(dayStart)}::timestamptz, ${iso(monthStart)}::timestamptz,
+        FROM orgscan_quota_lease(${leaseId}::uuid, ${id}::bigint, ${iso(dayStart)}::timestamptz, ${iso(monthStart)}::timestamptz,
           ${need}::integer, ${prefetch}::integer, ${this.o.prefetchFraction}::float8, ${this.o.asyncLeaseCommit}::boolean,
           ${giveBack}::integer)`
       try {
-        const rows = await this.withTimeout(q, (late) => {
-          // Answered after the waiting requests were failed: whatever it granted goes straight back.
-          const g = late[0]?.granted ?? 0
-          if (g > 0) this.queueReturn(id, dayStart, monthStart, g)
-        })
+        const rows = await this.withTimeout(
+          q,
+          (late) => {
+            // Answered after the waiting requests were failed: whatever it granted goes straight back.
+            const g = late[0]?.granted ?? 0
+            if (g > 0) this.queueReturn(id, dayStart, monthStart, g)
+            this.stats.returnedUnits += giveBack
+          },
+          settle, // failed after the waiting requests were failed
+        )
         const r = rows[0]
         if (!r) return undefined
         return { granted: r.granted, dayUsed: Number(r.day_used), monthUsed: Number(r.month_used), dayLimit: r.daily_limit, monthLimit: r.monthly_limit }
       } catch (e) {
         // Deadlock / serialization failure: the statement was rolled back entirely, so retrying cannot count twice.
         if (attempt < 2 && RETRYABLE.has(errorCode(e))) continue
+        // Settle it (a connection lost while the call was out may have committed: cancel by its id). A
+        // timeout (ApiError) is settled by the late answer or the late failure, above.
+        if (!(e instanceof ApiError)) settle(e)
         throw e
       }
     }
   }
 
-  private withTimeout<T>(q: Promise<T>, onLate: (v: T) => void): Promise<T> {
+  private withTimeout<T>(q: Promise<T>, onLate: (v: T) => void, onLateError?: (e: unknown) => void): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let timedOut = false
       const timer = setTimeout(() => {
@@ -654,6 +697,7 @@ export class PgQuota implements QuotaService {
         (e: unknown) => {
           clearTimeout(timer)
           if (!timedOut) reject(e)
+          else onLateError?.(e)
         },
       )
     })
@@ -735,8 +779,14 @@ export class PgQuota implements QuotaService {
     this.kickReturns()
   }
 
+  private queueCancel(c: PendingCancel): void {
+    this.cancels.set(c.leaseId, c)
+    this.ensureTimer()
+    this.kickReturns()
+  }
+
   private kickReturns(): void {
-    if (this.flushing || this.returns.size === 0) return
+    if (this.flushing || this.returns.size + this.resends.size + this.cancels.size === 0) return
     const p = this.flushReturns(false)
       .catch((err: unknown) => this.log.error({ msg: 'quota: returning unused units failed', err }))
       .finally(() => {
@@ -745,62 +795,97 @@ export class PgQuota implements QuotaService {
     this.flushing = p
   }
 
-  /** Sends due returns (all of them when `all`), until none is due; failures wait with backoff. */
+  /**
+   * Sends due returns and lease cancels (all of them when `all`), until none is due; failures wait with
+   * backoff. Every call here is idempotent by its id (migration 004), so any failure — also a connection
+   * lost while the call was out — is retried with the same id.
+   */
   private async flushReturns(all: boolean): Promise<void> {
     if (all && this.flushing) await this.flushing
     for (;;) {
       const now = this.clock()
-      const due = [...this.returns.values()].filter((r) => all || r.notBefore <= now)
-      if (due.length === 0) return
+      const dueReturns = [...this.returns.values(), ...this.resends.values()].filter((r) => all || r.notBefore <= now)
+      const dueCancels = [...this.cancels.values()].filter((c) => all || c.notBefore <= now)
+      if (dueReturns.length + dueCancels.length === 0) return
       let failed = false
-      await Promise.all(
-        due.map(async (r) => {
-          const key = returnKey(r.id, r.dayStart, r.monthStart)
-          this.returns.delete(key)
-          const previous = this.returning.get(key)
-          // Registered synchronously: from now on a lease or read of these windows waits for this call.
-          const call = (async () => {
-            if (previous) await previous
+      const backoff = (attempts: number) => this.clock() + Math.min(30_000, 250 * 2 ** attempts)
+      const send = async (key: string, call: () => Promise<void>) => {
+        const previous = this.returning.get(key)
+        // Registered synchronously: from now on a lease or read of these windows waits for this call.
+        const p = (async () => {
+          if (previous) await previous
+          await call()
+        })()
+        this.returning.set(key, p)
+        await p
+        if (this.returning.get(key) === p) this.returning.delete(key)
+      }
+      await Promise.all([
+        ...dueReturns.map((r) => {
+          if (r.rid === undefined) {
+            this.returns.delete(returnKey(r.id, r.dayStart, r.monthStart))
+            r.rid = randomUUID()
+          } else this.resends.delete(r.rid)
+          const rid = r.rid
+          return send(returnKey(r.id, r.dayStart, r.monthStart), async () => {
             try {
               await this.withTimeout(
-                this.sql`SELECT orgscan_quota_return(${r.id}::bigint, ${iso(r.dayStart)}::timestamptz, ${iso(r.monthStart)}::timestamptz, ${r.units}::integer)`,
-                () => undefined, // applied after all: fine, nothing else to do
+                this.sql`SELECT orgscan_quota_return(${rid}::uuid, ${r.id}::bigint, ${iso(r.dayStart)}::timestamptz, ${iso(r.monthStart)}::timestamptz, ${r.units}::integer)`,
+                () => undefined, // applied after all; the resend below will then be a no-op
               )
+              // Applied now or by an earlier attempt whose answer was lost (then this one was a no-op).
               this.stats.returnedUnits += r.units
             } catch (err) {
               failed = true
-              // Repeating a return that may have been applied would under-count (and over-admit): only
-              // certain failures are retried; the rest stay counted (an over-count).
-              if (certainlyNotApplied(err) && r.attempts + 1 < MAX_RETURN_ATTEMPTS) {
+              if (r.attempts + 1 < MAX_RETURN_ATTEMPTS) {
                 r.attempts++
                 if (r.attempts === 1) this.log.warn({ msg: 'quota: returning unused units failed; will retry', accountId: r.id, units: r.units, err })
-                r.notBefore = this.clock() + Math.min(30_000, 250 * 2 ** r.attempts)
-                this.requeue(r)
+                r.notBefore = backoff(r.attempts)
+                this.resends.set(rid, r)
+                this.ensureTimer()
               } else this.dropReturn(r, err)
             }
-          })()
-          this.returning.set(key, call)
-          await call
-          if (this.returning.get(key) === call) this.returning.delete(key)
+          })
         }),
-      )
+        ...dueCancels.map((c) => {
+          this.cancels.delete(c.leaseId)
+          return send(returnKey(c.id, c.dayStart, c.monthStart), async () => {
+            try {
+              const rows = await this.withTimeout(
+                this.sql<{ applied: boolean; returned: number }[]>`
+                  SELECT applied, returned FROM orgscan_quota_lease_cancel(${c.leaseId}::uuid, ${c.id}::bigint, ${iso(c.dayStart)}::timestamptz, ${iso(c.monthStart)}::timestamptz)`,
+                () => undefined,
+              )
+              const row = rows[0]!
+              this.stats.returnedUnits += row.returned
+              // Applied: its giveBack went back with it. Not applied (and now it never will be): send it again.
+              if (row.applied) this.stats.returnedUnits += c.giveBack
+              else if (c.giveBack > 0) this.queueReturn(c.id, c.dayStart, c.monthStart, c.giveBack)
+              if (row.returned > 0 || c.giveBack > 0) this.log.info({ msg: 'quota: lease with a lost answer settled', accountId: c.id, applied: row.applied, returned: row.returned, giveBack: c.giveBack })
+            } catch (err) {
+              failed = true
+              if (c.attempts + 1 < MAX_RETURN_ATTEMPTS) {
+                c.attempts++
+                c.notBefore = backoff(c.attempts)
+                this.cancels.set(c.leaseId, c)
+                this.ensureTimer()
+              } else this.dropCancel(c, err)
+            }
+          })
+        }),
+      ])
       if (all && failed) return
     }
-  }
-
-  private requeue(r: PendingReturn): void {
-    const key = returnKey(r.id, r.dayStart, r.monthStart)
-    const again = this.returns.get(key)
-    if (again) {
-      again.units += r.units
-      again.attempts = Math.max(again.attempts, r.attempts)
-      again.notBefore = Math.max(again.notBefore, r.notBefore)
-    } else this.returns.set(key, r)
   }
 
   private dropReturn(r: PendingReturn, err: unknown): void {
     this.stats.droppedReturnUnits += r.units
     this.log.warn({ msg: 'quota: unused units not returned; they stay counted', accountId: r.id, units: r.units, err })
+  }
+
+  private dropCancel(c: PendingCancel, err: unknown): void {
+    this.stats.droppedReturnUnits += c.giveBack
+    this.log.warn({ msg: 'quota: a lease whose answer was lost could not be settled; its units stay counted', accountId: c.id, giveBack: c.giveBack, err })
   }
 
   // ---------------------------------------------------------------------------------------------------
