@@ -31,7 +31,6 @@ export interface Config {
   seedDemo: boolean
   /** Size of the demo seed (1 = one large org with 20,000+ fields). */
   seedScale: number
-  logRequests: boolean
   /** Edge shedding (contract §7 429 form 2): per-client token bucket before authentication; off by default. */
   burstGuard: { enabled: boolean; ratePerSecond: number; burst: number }
 }
@@ -61,7 +60,6 @@ const EnvSchema = v.object({
   ORGSCAN_AUTH_CACHE_MS: v.optional(intFromEnv(0, 3_600_000), '5000'),
   ORGSCAN_SEED_DEMO: v.optional(v.picklist(['true', 'false']), 'true'),
   ORGSCAN_SEED_SCALE: v.optional(v.pipe(v.string(), v.transform(Number), v.number('must be a number'), v.minValue(0.001), v.maxValue(10)), '1'),
-  ORGSCAN_LOG_REQUESTS: v.optional(v.picklist(['true', 'false']), 'false'),
   ORGSCAN_BURST_GUARD: v.optional(v.picklist(['on', 'off']), 'off'),
   ORGSCAN_BURST_RATE: v.optional(intFromEnv(1, 1_000_000), '500'),
   ORGSCAN_BURST_SIZE: v.optional(intFromEnv(1, 1_000_000), '1000'),
@@ -118,7 +116,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     authCacheMs: e.ORGSCAN_AUTH_CACHE_MS,
     seedDemo: e.ORGSCAN_SEED_DEMO === 'true',
     seedScale: e.ORGSCAN_SEED_SCALE,
-    logRequests: e.ORGSCAN_LOG_REQUESTS === 'true',
     burstGuard: { enabled: e.ORGSCAN_BURST_GUARD === 'on', ratePerSecond: e.ORGSCAN_BURST_RATE, burst: e.ORGSCAN_BURST_SIZE },
     ...overrides,
   }

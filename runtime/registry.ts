@@ -3,7 +3,7 @@
  * pipeline needs (DESIGN.md: a bad declaration fails start-up with a clear message, never a 4xx at run time).
  */
 import type { Resource } from './define.ts'
-import { columnName, isScalar, jsonExpr, sqlExpr, type FieldSpec } from './fields.ts'
+import { isScalar, jsonExpr, sqlExpr, type FieldSpec } from './fields.ts'
 import { parseSort, type SortKey } from './sort.ts'
 import { compileFilter, parseRql, type RqlNode } from './rql/index.ts'
 import { isApiError } from './errors.ts'
@@ -168,4 +168,3 @@ export function compileRegistry(registry: readonly Resource[]): CompiledResource
   return compiled
 }
 
-export { columnName }

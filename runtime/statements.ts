@@ -4,7 +4,7 @@
  * PostgreSQL builds the JSON (measured faster than JSON.stringify in Node, DESIGN.md). Every value is a
  * bound parameter; every identifier comes from the registry.
  */
-import { columnName, sqlExpr } from './fields.ts'
+import { sqlExpr } from './fields.ts'
 import { buildObject, orderBy, type CompiledResource } from './registry.ts'
 import type { GetPlan, ListPlan } from './plan.ts'
 import { compileFilter } from './rql/index.ts'
@@ -122,4 +122,3 @@ export function orgAccessStatement(orgId: string, userId: string | null): Statem
   }
 }
 
-export { columnName }

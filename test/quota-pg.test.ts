@@ -552,7 +552,7 @@ t.test('after close(): 503, and every unused unit is back', async (t) => {
   t.same(await stored(id), { 'day 2027-12-24': 4, 'month 2027-12-01': 4 })
 })
 
-t.test('in-doubt calls (migration 004): a return or lease whose answer is lost is settled exactly once', async (t) => {
+t.test('in-doubt calls (migration 003): a return or lease whose answer is lost is settled exactly once', async (t) => {
   t.test('SQL: the same return id twice is applied once; a cancel settles a lease either way', async (t) => {
     const id = await account(1000, 1000)
     const day = '2027-11-02T00:00:00Z'
@@ -612,7 +612,7 @@ t.test('in-doubt calls (migration 004): a return or lease whose answer is lost i
     t.equal(await proxy.lost(), 1, 'one answer was lost')
     t.same(await stored(id), { 'day 2027-11-03': 4, 'month 2027-11-01': 4 }, 'the return was applied (once)')
     t.ok(log.lines.some((l) => l.o.msg === 'quota: returning unused units failed; will retry'), 'the engine did not know')
-    await q.returnAll() // the resend: a no-op in the database (before migration 004 it would have under-counted)
+    await q.returnAll() // the resend: a no-op in the database (without return ids it would have under-counted)
     t.same(await stored(id), { 'day 2027-11-03': 4, 'month 2027-11-01': 4 }, 'the resend changed nothing')
     t.equal(q.stats.droppedReturnUnits, 0, 'nothing given up')
 

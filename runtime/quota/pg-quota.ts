@@ -15,7 +15,7 @@
  * exhausted: those requests get the 429 (nothing consumed), and further requests are answered locally for
  * `blockedRecheckMs` before the database is asked again.
  *
- * In-doubt calls (migration 004): every lease and return carries an id chosen here. A return whose answer
+ * In-doubt calls (migration 003): every lease and return carries an id chosen here. A return whose answer
  * was lost is resent with the same id (the database applies each id once); a lease whose answer was lost is
  * settled by `orgscan_quota_lease_cancel` (its grant goes back if it was applied; otherwise it never will be).
  */
@@ -164,7 +164,7 @@ interface PendingReturn {
   rid?: string
 }
 
-/** A lease whose answer was lost: settled by `orgscan_quota_lease_cancel` (migration 004). */
+/** A lease whose answer was lost: settled by `orgscan_quota_lease_cancel` (migration 003). */
 interface PendingCancel {
   leaseId: string
   id: string
@@ -641,7 +641,7 @@ export class PgQuota implements QuotaService {
   // Database
 
   private async lease(id: string, dayStart: number, monthStart: number, need: number, prefetch: number, giveBack: number): Promise<LeaseRow | undefined> {
-    // The lease's id (migration 004): if its answer is lost, the lease is settled by this id afterwards.
+    // The lease's id (migration 003): if its answer is lost, the lease is settled by this id afterwards.
     // A retry after a deadlock reuses it (that attempt was rolled back entirely).
     const leaseId = randomUUID()
     const settle = (e: unknown) => {
@@ -797,7 +797,7 @@ export class PgQuota implements QuotaService {
 
   /**
    * Sends due returns and lease cancels (all of them when `all`), until none is due; failures wait with
-   * backoff. Every call here is idempotent by its id (migration 004), so any failure — also a connection
+   * backoff. Every call here is idempotent by its id (migration 003), so any failure — also a connection
    * lost while the call was out — is retried with the same id.
    */
   private async flushReturns(all: boolean): Promise<void> {
