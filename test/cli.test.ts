@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase } from './helpers/test-db.ts'
 import { spawnServer } from './helpers/server-process.ts'
-import { demoBundle } from '../resources/demo/bundle.ts'
-import { DEMO_ORG_DEFS } from '../resources/demo/orgs.ts'
+import { demoBundle } from '../demo/bundle.ts'
+import { DEMO_ORG_DEFS } from '../demo/orgs.ts'
 
 const bin = new URL('../bin/orgscan.js', import.meta.url).pathname
 const tdb = await createTestDatabase()

@@ -6,7 +6,7 @@ import { spawnServer } from './helpers/server-process.ts'
 import { createKey, updateAccount } from '../runtime/admin.ts'
 import { createFreshPostgresDatabase } from './helpers/test-db.ts'
 import { migrate } from '../runtime/db/migrate.ts'
-import { seedDemo } from '../resources/demo/seed.ts'
+import { seedDemo } from '../demo/seed.ts'
 import { compileRegistry } from '../runtime/registry.ts'
 import { registry } from '../resources/index.ts'
 

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { registry } from '../../resources/index.ts'
-import { seedDemo } from '../../resources/demo/seed.ts'
+import { seedDemo } from '../../demo/seed.ts'
 import { ConfigError, loadConfig, type Config } from '../../runtime/config.ts'
 import { compileRegistry } from '../../runtime/registry.ts'
 import { openDatabase, type Database } from '../../runtime/db/connect.ts'

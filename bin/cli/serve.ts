@@ -1,6 +1,6 @@
 /** `orgscan serve`: starts the service, seeds demo data on an empty database, prints how to call it. */
 import { registry } from '../../resources/index.ts'
-import { seedDemo } from '../../resources/demo/seed.ts'
+import { seedDemo } from '../../demo/seed.ts'
 import type { Config } from '../../runtime/config.ts'
 import { startService } from '../../runtime/service.ts'
 import { createAccount, createKey } from '../../runtime/admin.ts'

@@ -4,7 +4,7 @@
  */
 import type { Test } from 'tap'
 import { registry } from '../../resources/index.ts'
-import { seedDemo, type SeedResult } from '../../resources/demo/seed.ts'
+import { seedDemo, type SeedResult } from '../../demo/seed.ts'
 import { loadConfig, type Clock, type Config } from '../../runtime/config.ts'
 import { startService, type RunningService, type ServiceOptions } from '../../runtime/service.ts'
 import { createKey, createUser, grantOrgAccess } from '../../runtime/admin.ts'

@@ -2,7 +2,7 @@
  * Issue rules of the demo scanner: each turns the records of one scan into findings with a stable issueKey
  * (`<category>.<rule>.<subject>`), so an issue found again in the next scan keeps its key.
  */
-import type { ISSUE_CATEGORIES } from '../issues.ts'
+import type { ISSUE_CATEGORIES } from '../resources/issues.ts'
 import { keyPart } from './util.ts'
 
 type Rec = Record<string, any>

@@ -5,9 +5,9 @@
  * access to two of its orgs. The same scale always yields the same data; nothing depends on the clock.
  */
 import type postgres from 'postgres'
-import { createAccount, createUser, grantOrgAccess } from '../../runtime/admin.ts'
-import { importScan } from '../../runtime/import.ts'
-import type { CompiledResource } from '../../runtime/registry.ts'
+import { createAccount, createUser, grantOrgAccess } from '../runtime/admin.ts'
+import { importScan } from '../runtime/import.ts'
+import type { CompiledResource } from '../runtime/registry.ts'
 import { clearModels, demoBundle } from './bundle.ts'
 import { DEFAULT_NOW, DEMO_ACCOUNTS, DEMO_ORG_DEFS, DEMO_USER, orgInfo, type DemoOrgDef } from './orgs.ts'
 
