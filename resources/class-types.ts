@@ -4,11 +4,6 @@ export const classTypes = defineResource({
   name: 'classTypes',
   title: 'Class type',
   description: 'Classification of each Apex class (controller, test, batch, …). Class types have no single-record form.',
-  scope: 'org',
-  path: 'classTypes',
-  table: 'class_types',
-  kind: 'collection',
-  operations: { list: true, get: false },
   fields: {
     id: f.int(),
     className: f.text(),
@@ -18,5 +13,4 @@ export const classTypes = defineResource({
   filterable: ['className', 'namespace', 'classType'],
   sortable: ['className', 'classType'],
   defaultSort: 'className',
-  mcp: { list: 'list_org_class_types' },
 })

@@ -7,8 +7,6 @@ export const cloudUsage = defineResource({
   name: 'cloudUsage',
   title: 'Cloud usage',
   description: 'Per-cloud adoption breakdown (licensed and active users, key objects) and an overall summary. No filter, sort or paging.',
-  scope: 'org',
-  path: 'cloudUsage',
   table: 'cloud_usages',
   kind: 'singleton',
   fields: {
@@ -27,5 +25,4 @@ export const cloudUsage = defineResource({
       v.object({ overallAdoptionPercent: v.number(), primaryCloud: v.nullable(v.picklist(CLOUDS)), unusedClouds: v.array(v.picklist(CLOUDS)) }),
     ),
   },
-  mcp: { get: 'get_org_cloud_usage', getTitle: 'Get cloud usage' },
 })

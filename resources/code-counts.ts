@@ -4,10 +4,6 @@ export const codeCounts = defineResource({
   name: 'codeCounts',
   title: 'Code count',
   description: 'Per-file line counts of Apex classes and triggers, Lightning components and Visualforce pages.',
-  scope: 'org',
-  path: 'codeCounts',
-  table: 'code_counts',
-  kind: 'collection',
   id: { field: 'id', param: 'codeCountId', encoding: 'int' },
   fields: {
     id: f.int(),
@@ -24,5 +20,4 @@ export const codeCounts = defineResource({
   filterable: ['id', 'name', 'path', 'type', 'namespace', 'apiVersion', 'totalLines', 'codeLines', 'commentLines'],
   sortable: ['id', 'name', 'type', 'apiVersion', 'totalLines', 'codeLines', 'commentLines', 'blankLines'],
   defaultSort: '-totalLines',
-  mcp: { list: 'list_org_code_counts', get: 'get_org_code_count' },
 })

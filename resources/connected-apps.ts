@@ -5,10 +5,6 @@ export const connectedApps = defineResource({
   title: 'Connected app',
   description:
     'OAuth connected apps configured in the org: who may use them, their scopes and when they were last used. Unused and over-permissive apps are a common security finding.',
-  scope: 'org',
-  path: 'connectedApps',
-  table: 'connected_apps',
-  kind: 'collection',
   id: { field: 'id', param: 'connectedAppId', encoding: 'int' },
   fields: {
     id: f.int(),
@@ -29,5 +25,4 @@ export const connectedApps = defineResource({
   sortable: ['id', 'name', 'namespace', 'lastUsedDate', 'createdDate', 'userCount'],
   defaultSort: '-lastUsedDate',
   defaultFilter: 'isNull(namespace)',
-  mcp: { list: 'list_org_connected_apps', get: 'get_org_connected_app' },
 })

@@ -4,10 +4,6 @@ export const esLints = defineResource({
   name: 'esLints',
   title: 'ESLint finding',
   description: 'ESLint findings against Lightning Web Component and Aura JavaScript.',
-  scope: 'org',
-  path: 'esLints',
-  table: 'es_lints',
-  kind: 'collection',
   id: { field: 'id', param: 'esLintId', encoding: 'int' },
   fields: {
     id: f.int(),
@@ -23,5 +19,4 @@ export const esLints = defineResource({
   filterable: ['id', 'fileName', 'bundle', 'componentType', 'ruleId', 'severity'],
   sortable: ['id', 'fileName', 'bundle', 'ruleId', 'severity', 'line'],
   defaultSort: 'fileName,line',
-  mcp: { list: 'list_org_es_lints', get: 'get_org_es_lint' },
 })

@@ -42,26 +42,20 @@ export const fields = defineResource({
   title: 'Field',
   description:
     'Scanned platform fields with how often they are populated and where they are used; the basis of unused-field clean-up.',
-  scope: 'org',
-  path: 'fields',
-  table: 'fields',
-  kind: 'collection',
   id: { field: 'id', param: 'fieldId', encoding: 'int' },
   fields: fieldRecord,
   filterable: fieldFilterable,
   sortable: fieldSortable,
   defaultSort: '-percentPopulated',
-  mcp: { list: 'list_org_fields', get: 'get_org_field' },
 })
 
 export const objectFields = defineResource({
   name: 'objectFields',
   title: 'Field of an object',
+  plural: 'Fields of an object',
   description: 'The scanned fields of one parent object; the parent is pinned by the path, no sobjectId filter needed.',
-  scope: 'org',
   path: 'objects/{objectId}/fields',
   table: 'fields',
-  kind: 'collection',
   operations: { list: true, get: false },
   parent: { param: 'objectId', field: 'sobjectId', resource: 'objects' },
   fields: fieldRecord,

@@ -4,10 +4,6 @@ export const flows = defineResource({
   name: 'flows',
   title: 'Flow',
   description: 'Flows and Process Builder processes with their type, status and size; legacy automation clean-up starts here.',
-  scope: 'org',
-  path: 'flows',
-  table: 'flows',
-  kind: 'collection',
   id: { field: 'id', param: 'flowId', encoding: 'int' },
   fields: {
     id: f.int(),
@@ -25,5 +21,4 @@ export const flows = defineResource({
   filterable: ['id', 'apiName', 'label', 'processType', 'status', 'objectApiName', 'triggerType', 'apiVersion', 'elementCount', 'lastModifiedDate'],
   sortable: ['id', 'apiName', 'label', 'processType', 'status', 'apiVersion', 'elementCount', 'lastModifiedDate'],
   defaultSort: 'apiName',
-  mcp: { list: 'list_org_flows', get: 'get_org_flow' },
 })

@@ -4,10 +4,6 @@ export const installedPackages = defineResource({
   name: 'installedPackages',
   title: 'Installed package',
   description: 'Managed and unmanaged packages installed in the org, with version, licence status and seat usage.',
-  scope: 'org',
-  path: 'installedPackages',
-  table: 'installed_packages',
-  kind: 'collection',
   id: { field: 'id', param: 'installedPackageId', encoding: 'int' },
   fields: {
     id: f.int(),
@@ -26,5 +22,4 @@ export const installedPackages = defineResource({
   filterable: ['id', 'name', 'namespace', 'publisher', 'type', 'installedDate', 'licenseStatus', 'expirationDate'],
   sortable: ['id', 'name', 'namespace', 'publisher', 'installedDate', 'expirationDate'],
   defaultSort: 'name',
-  mcp: { list: 'list_org_installed_packages', get: 'get_org_installed_package' },
 })

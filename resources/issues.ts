@@ -10,11 +10,6 @@ export const issues = defineResource({
   title: 'Issue',
   description:
     'Issues found by the latest scan, each identified across scans by a stable issueKey. Priority runs from 1 (low) to 4 (critical), effort from 1 (trivial) to 5 (major).',
-  scope: 'org',
-  path: 'issues',
-  table: 'issues',
-  kind: 'collection',
-  operations: { list: true, get: false },
   tiebreak: 'issueKey',
   fields: {
     issueKey: f.text({ description: 'Stable across scans; Base64URL-encode it in paths.' }),
@@ -34,5 +29,4 @@ export const issues = defineResource({
   defaultFilter: 'isNull(namespace)',
   sparseFields: true,
   orgSummary: { field: 'issueCounts', countBy: 'priority', buckets: { 4: 'critical', 3: 'high', 2: 'medium', 1: 'low' } },
-  mcp: { list: 'list_org_issues' },
 })

@@ -4,10 +4,6 @@ export const items = defineResource({
   name: 'items',
   title: 'Metadata item',
   description: 'Scanned metadata items of every type, with who created and last changed them.',
-  scope: 'org',
-  path: 'items',
-  table: 'items',
-  kind: 'collection',
   id: { field: 'id', param: 'itemId', encoding: 'int' },
   fields: {
     id: f.int(),
@@ -23,5 +19,4 @@ export const items = defineResource({
   filterable: ['id', 'metadataType', 'fullName', 'namespace', 'manageableState', 'createdDate', 'lastModifiedDate', 'createdBy', 'lastModifiedBy'],
   sortable: ['id', 'metadataType', 'fullName', 'createdDate', 'lastModifiedDate'],
   defaultSort: 'metadataType,fullName',
-  mcp: { list: 'list_org_items', get: 'get_org_item' },
 })

@@ -4,10 +4,6 @@ export const licenseUsages = defineResource({
   name: 'licenseUsages',
   title: 'License usage',
   description: 'User, permission-set and feature licenses of the org: total, used and remaining seats, status and expiry.',
-  scope: 'org',
-  path: 'licenseUsages',
-  table: 'license_usages',
-  kind: 'collection',
   id: { field: 'apiName', param: 'apiName', encoding: 'text' },
   fields: {
     apiName: f.text(),
@@ -22,5 +18,4 @@ export const licenseUsages = defineResource({
   filterable: ['apiName', 'name', 'type', 'status', 'total', 'used', 'remaining', 'expirationDate'],
   sortable: ['apiName', 'name', 'type', 'status', 'total', 'used', 'remaining', 'expirationDate'],
   defaultSort: 'apiName',
-  mcp: { list: 'list_org_license_usages', get: 'get_org_license_usage' },
 })

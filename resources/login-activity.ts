@@ -4,12 +4,8 @@ import { defineResource, f } from '../runtime/define.ts'
 export const loginActivity = defineResource({
   name: 'loginActivity',
   title: 'Login activity',
+  plural: 'Login activity',
   description: 'Per-user login counts over the trailing 30, 90 and 365 days, to find unused licenses.',
-  scope: 'org',
-  path: 'loginActivity',
-  table: 'login_activity',
-  kind: 'collection',
-  operations: { list: true, get: false },
   tiebreak: 'userId',
   fields: {
     userId: f.text(),
@@ -26,7 +22,6 @@ export const loginActivity = defineResource({
   filterable: ['userId', 'username', 'name', 'profileName', 'licenseType', 'isActive', 'lastLoginDate', 'logins30', 'logins90', 'logins365'],
   sortable: ['userId', 'username', 'name', 'profileName', 'licenseType', 'lastLoginDate', 'logins30', 'logins90', 'logins365'],
   defaultSort: '-lastLoginDate',
-  mcp: { list: 'list_org_login_activity' },
 })
 
 const windowSchema = v.object({
@@ -49,7 +44,6 @@ export const loginActivityOverview = defineResource({
   title: 'Login activity overview',
   description:
     'Login adoption rollup of active licensed users over the trailing 30, 90 and 365 days. The repeatable `license` parameter scopes every count to the selected license types.',
-  scope: 'org',
   path: 'loginActivity/overview',
   table: 'login_activity',
   kind: 'singleton',
@@ -67,5 +61,4 @@ export const loginActivityOverview = defineResource({
       'windows', json_build_array(${window(30)}, ${window(90)}, ${window(365)}))::text AS data
     FROM login_activity t WHERE t.scan_id = ${scanParam} AND t.is_active${scoped ? ` AND t.license_type = ANY(${lic}::text[])` : ''}`
   },
-  mcp: { get: 'get_org_login_activity_overview', getTitle: 'Get login activity overview' },
 })

@@ -4,11 +4,6 @@ export const objectUsages = defineResource({
   name: 'objectUsages',
   title: 'Object usage',
   description: 'Per-object usage metrics: record counts, active users, automations, field counts and last-used dates.',
-  scope: 'org',
-  path: 'objectUsages',
-  table: 'object_usages',
-  kind: 'collection',
-  operations: { list: true, get: false },
   fields: {
     id: f.int(),
     objectId: f.int(),
@@ -27,5 +22,4 @@ export const objectUsages = defineResource({
   filterable: ['id', 'objectId', 'apiName', 'recordCount', 'activeUsers30d', 'flowCount', 'triggerCount', 'workflowCount', 'fieldCount', 'lastViewedDate'],
   sortable: ['id', 'apiName', 'recordCount', 'activeUsers30d', 'flowCount', 'triggerCount', 'workflowCount', 'fieldCount', 'lastCreatedDate', 'lastModifiedDate', 'lastViewedDate'],
   defaultSort: '-recordCount',
-  mcp: { list: 'list_org_object_usages' },
 })

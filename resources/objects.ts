@@ -4,10 +4,6 @@ export const objects = defineResource({
   name: 'objects',
   title: 'Object',
   description: 'Scanned platform objects (standard and custom) with record and field counts and when they were last used.',
-  scope: 'org',
-  path: 'objects',
-  table: 'objects',
-  kind: 'collection',
   id: { field: 'id', param: 'objectId', encoding: 'int' },
   fields: {
     id: f.int(),
@@ -25,5 +21,4 @@ export const objects = defineResource({
   filterable: ['id', 'apiName', 'label', 'isCustom', 'namespace', 'recordCount', 'fieldCount', 'customFieldCount', 'lastUsedDate', 'createdDate', 'sharingModel'],
   sortable: ['id', 'apiName', 'label', 'recordCount', 'fieldCount', 'customFieldCount', 'lastUsedDate', 'createdDate'],
   defaultSort: '-lastUsedDate',
-  mcp: { list: 'list_org_objects', get: 'get_org_object' },
 })

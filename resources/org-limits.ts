@@ -4,10 +4,6 @@ export const orgLimits = defineResource({
   name: 'orgLimits',
   title: 'Org limit',
   description: 'Platform limits of the org (API requests, storage, permission sets, …), one row per limit, all rows in a single page.',
-  scope: 'org',
-  path: 'orgLimits',
-  table: 'org_limits',
-  kind: 'collection',
   unpaged: true,
   id: { field: 'name', param: 'name', encoding: 'text' },
   fields: {

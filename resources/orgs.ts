@@ -7,9 +7,6 @@ export const orgs = defineResource({
   description:
     'CRM-platform organizations (orgs) the caller can access, with the state of their latest scan. The list carries a compact record; fetching one org returns the full summary.',
   scope: 'account',
-  path: 'orgs',
-  table: 'orgs',
-  kind: 'collection',
   id: { field: 'salesforceId', param: 'orgId', encoding: 'text' },
   fields: {
     salesforceId: f.text({ description: '18-character org id; the 15-character form addresses the same org.' }),
@@ -43,5 +40,4 @@ export const orgs = defineResource({
   filterable: ['salesforceId', 'name', 'edition', 'isSandbox', 'lastScanDate', 'lastScanStatus', 'scanCount', 'score'],
   sortable: ['name', 'edition', 'lastScanDate', 'scanCount', 'score', 'salesforceId'],
   defaultSort: 'name',
-  mcp: { list: 'list_orgs', listTitle: 'List orgs' },
 })

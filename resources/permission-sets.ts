@@ -5,10 +5,6 @@ export const permissionSets = defineResource({
   name: 'permissionSets',
   title: 'Permission set',
   description: 'Permission sets with their assigned users and risky-permission flags.',
-  scope: 'org',
-  path: 'permissionSets',
-  table: 'permission_sets',
-  kind: 'collection',
   id: { field: 'permissionSetId', param: 'permissionSetId', encoding: 'text' },
   fields: {
     permissionSetId: f.text(),
@@ -23,5 +19,4 @@ export const permissionSets = defineResource({
   filterable: ['permissionSetId', 'name', 'label', 'isCustom', 'namespace', 'license', 'assignedUsers', ...riskyPermissionNames],
   sortable: ['permissionSetId', 'name', 'label', 'assignedUsers', 'riskyPermissionCount'],
   defaultSort: 'name',
-  mcp: { list: 'list_org_permission_sets', get: 'get_org_permission_set' },
 })

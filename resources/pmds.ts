@@ -4,10 +4,6 @@ export const pmds = defineResource({
   name: 'pmds',
   title: 'PMD violation',
   description: 'PMD static-analysis violations against Apex code; priority 1 is the most severe.',
-  scope: 'org',
-  path: 'pmds',
-  table: 'pmds',
-  kind: 'collection',
   id: { field: 'id', param: 'pmdId', encoding: 'int' },
   fields: {
     id: f.int(),

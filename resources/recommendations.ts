@@ -7,10 +7,7 @@ export const recommendations = defineResource({
   title: 'Recommendation',
   description:
     'Rich context for one issue of the latest scan: why it matters, how to fix it, what it affects. Addressed by the Base64URL-encoded issueKey.',
-  scope: 'org',
   path: 'issues',
-  table: 'recommendations',
-  kind: 'collection',
   operations: { list: false, get: true },
   id: { field: 'issueKey', param: 'issueKey', encoding: 'base64url' },
   fields: {

@@ -5,10 +5,6 @@ export const sfProfiles = defineResource({
   name: 'sfProfiles',
   title: 'Profile',
   description: 'User profiles with their assigned users and risky-permission flags such as Modify All Data.',
-  scope: 'org',
-  path: 'sfProfiles',
-  table: 'sf_profiles',
-  kind: 'collection',
   id: { field: 'sfProfileId', param: 'sfProfileId', encoding: 'text' },
   fields: {
     sfProfileId: f.text(),
@@ -23,5 +19,4 @@ export const sfProfiles = defineResource({
   filterable: ['sfProfileId', 'name', 'userLicense', 'userType', 'isCustom', 'assignedUsers', 'activeUsers', ...riskyPermissionNames],
   sortable: ['sfProfileId', 'name', 'userLicense', 'assignedUsers', 'activeUsers', 'riskyPermissionCount'],
   defaultSort: 'name',
-  mcp: { list: 'list_org_sf_profiles', get: 'get_org_sf_profile' },
 })

@@ -4,10 +4,6 @@ export const triggers = defineResource({
   name: 'triggers',
   title: 'Trigger',
   description: 'Apex triggers with their object, events, size and test coverage.',
-  scope: 'org',
-  path: 'triggers',
-  table: 'triggers',
-  kind: 'collection',
   id: { field: 'id', param: 'triggerId', encoding: 'int' },
   fields: {
     id: f.int(),
@@ -23,5 +19,4 @@ export const triggers = defineResource({
   filterable: ['id', 'name', 'objectApiName', 'namespace', 'status', 'lines', 'apiVersion', 'coveragePercent'],
   sortable: ['id', 'name', 'objectApiName', 'status', 'lines', 'apiVersion', 'coveragePercent'],
   defaultSort: 'objectApiName,name',
-  mcp: { list: 'list_org_triggers', get: 'get_org_trigger' },
 })

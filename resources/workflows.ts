@@ -4,10 +4,6 @@ export const workflows = defineResource({
   name: 'workflows',
   title: 'Workflow rule',
   description: 'Legacy workflow rules with their object, trigger type and number of actions.',
-  scope: 'org',
-  path: 'workflows',
-  table: 'workflows',
-  kind: 'collection',
   id: { field: 'id', param: 'workflowId', encoding: 'int' },
   fields: {
     id: f.int(),
@@ -21,5 +17,4 @@ export const workflows = defineResource({
   filterable: ['id', 'name', 'objectApiName', 'active', 'triggerType', 'actionCount', 'lastModifiedDate'],
   sortable: ['id', 'name', 'objectApiName', 'triggerType', 'actionCount', 'lastModifiedDate'],
   defaultSort: 'objectApiName,name',
-  mcp: { list: 'list_org_workflows', get: 'get_org_workflow' },
 })

@@ -3,7 +3,7 @@
  * REST routes, MCP tools, RQL/sort whitelists and their SQL, the OpenAPI document and conformance tests.
  * `resources/*` import only this module (and `fields.ts` re-exported here); the runtime never names a resource.
  */
-import type { FieldMap, FieldSpec } from './fields.ts'
+import { columnName, type FieldMap, type FieldSpec } from './fields.ts'
 export { f } from './fields.ts'
 export type { FieldSpec, FieldMap } from './fields.ts'
 
@@ -32,18 +32,22 @@ export interface ExtraParam {
 export type SingletonSql = (ctx: { scanParam: string; extra: Record<string, string[]>; param: (v: unknown) => string }) => string
 
 export interface ResourceDeclaration<F extends FieldMap = FieldMap> {
-  /** Registry key and REST collection segment's identity, e.g. `connectedApps`. Unique. */
+  /** Registry key, camelCase and plural for collections (e.g. `connectedApps`). Unique. Everything not declared is derived from it. */
   name: string
   /** Display title, singular, e.g. `Connected app`. */
   title: string
+  /** Plural display title when `title + "s"` is wrong (e.g. `Login activity`). */
+  plural?: string
+  /** Singular of `name` when dropping a final "s" is wrong; used for the get tool's name. */
+  singular?: string
   /** One or two sentences: what the records are and what an admin uses them for. */
   description: string
-  /** `account`: addressed from the caller's account (orgs); `org`: under /v1/orgs/{orgId}, read from the latest scan. */
-  scope: 'account' | 'org'
-  /** Path below `/v1/` (account scope) or below `/v1/orgs/{orgId}/` (org scope), e.g. `fields`, `objects/{objectId}/fields`. */
-  path: string
-  /** SQL table holding the records (snake_case columns, plus `scan_id` for org scope). */
-  table: string
+  /** `org` (default): under /v1/orgs/{orgId}, read from the org's latest completed scan; `account`: addressed from the caller's account (orgs). */
+  scope?: 'account' | 'org'
+  /** Path below `/v1/` (account scope) or `/v1/orgs/{orgId}/` (org scope). Default: `name`. E.g. `objects/{objectId}/fields`. */
+  path?: string
+  /** SQL table holding the records (snake_case columns, plus `scan_id` for org scope). Default: `name` in snake_case. */
+  table?: string
   /** Record fields on the wire. */
   fields: F
   /** Fields of the list record when it is more compact than the single record (orgs). */
@@ -52,15 +56,15 @@ export interface ResourceDeclaration<F extends FieldMap = FieldMap> {
   tiebreak?: keyof F & string
   /** Single-record addressing; absent means no single-record form. */
   id?: IdSpec<keyof F & string>
-  /** `collection` (list ± get) or `singleton` (one document per org, no paging). */
-  kind: 'collection' | 'singleton'
+  /** `collection` (default: list ± get) or `singleton` (one document per org, no paging). */
+  kind?: 'collection' | 'singleton'
   /** Which operations exist. Defaults: collection → list (and get when `id` is set); singleton → get. */
   operations?: { list?: boolean; get?: boolean }
   /** Fields usable in `filter`. */
   filterable?: readonly (keyof F & string)[]
   /** Fields usable in `sort`. */
   sortable?: readonly (keyof F & string)[]
-  /** JSON:API sort applied when `sort` is omitted (contract §4.1). */
+  /** JSON:API sort applied when `sort` is omitted. */
   defaultSort?: string
   /** RQL filter applied when `filter` is omitted; a supplied filter replaces it (docs/decisions.md). */
   defaultFilter?: string
@@ -79,23 +83,55 @@ export interface ResourceDeclaration<F extends FieldMap = FieldMap> {
    * the org's `issueCounts`). Keys of `buckets` are values of `countBy`; records of other values are not counted.
    */
   orgSummary?: { field: string; countBy: keyof F & string; buckets: Readonly<Record<string, string>> }
-  /** MCP tool names (contract §4.3). */
+  /**
+   * MCP tool names and titles, when the derived ones do not fit. Derived: `list_org_<name>` / `get_org_<singular>`
+   * (org scope; `list_<name>` / `get_<singular>` for account scope; a singleton's get tool is `get_org_<name>`), in
+   * snake_case; titles `List <plural>` / `Get <title>`.
+   */
   mcp?: { list?: string; get?: string; listTitle?: string; getTitle?: string }
   /** Demo example values for docs (optional). */
   example?: Partial<Record<keyof F & string, unknown>>
 }
 
-/** A validated, normalised declaration. */
-export type Resource = ResourceDeclaration & { operations: { list: boolean; get: boolean } }
+/** A declaration with every default resolved: what the runtime reads. */
+export type Resource = Omit<ResourceDeclaration, 'scope' | 'path' | 'table' | 'kind' | 'operations' | 'mcp'> & {
+  scope: 'account' | 'org'
+  path: string
+  table: string
+  kind: 'collection' | 'singleton'
+  operations: { list: boolean; get: boolean }
+  /** Tool names exist exactly for the operations that exist. */
+  mcp: { list?: string; get?: string; listTitle?: string; getTitle?: string }
+}
 
-/** Declares a resource. Field-name arguments are type-checked against the record's fields. */
+/** `Connected app` → `connected app`; acronyms keep their case (`PMD violation`, `ESLint finding`). */
+function lowerFirst(title: string): string {
+  return /^[A-Z][A-Z]/.test(title) ? title : title.charAt(0).toLowerCase() + title.slice(1)
+}
+
+/** Declares a resource; every default not given is derived from `name` and `title` (see the member docs). */
 export function defineResource<const F extends FieldMap>(decl: ResourceDeclaration<F>): Resource {
-  const ops = decl.operations ?? {}
+  const d = decl as unknown as ResourceDeclaration
+  const kind = d.kind ?? 'collection'
+  const scope = d.scope ?? 'org'
+  const ops = d.operations ?? {}
   const operations = {
-    list: ops.list ?? decl.kind === 'collection',
-    get: ops.get ?? (decl.kind === 'singleton' || decl.id !== undefined),
+    list: ops.list ?? kind === 'collection',
+    get: ops.get ?? (kind === 'singleton' || d.id !== undefined),
   }
-  return { ...(decl as unknown as ResourceDeclaration), operations }
+  const prefix = scope === 'org' ? '_org' : ''
+  const singular = d.singular ?? (kind === 'singleton' ? d.name : d.name.replace(/s$/, ''))
+  const plural = d.plural ?? `${d.title}s`
+  const mcp: Resource['mcp'] = {}
+  if (operations.list) {
+    mcp.list = d.mcp?.list ?? `list${prefix}_${columnName(d.name)}`
+    mcp.listTitle = d.mcp?.listTitle ?? `List ${lowerFirst(plural)}`
+  }
+  if (operations.get) {
+    mcp.get = d.mcp?.get ?? `get${prefix}_${columnName(singular)}`
+    mcp.getTitle = d.mcp?.getTitle ?? `Get ${lowerFirst(d.title)}`
+  }
+  return { ...d, kind, scope, path: d.path ?? d.name, table: d.table ?? columnName(d.name), operations, mcp }
 }
 
 export type { FieldSpec as Field }

@@ -114,8 +114,11 @@ function compileOne(r: Resource, byName: ReadonlyMap<string, Resource>): Compile
   } else {
     check(!r.path.includes('{'), `${where}: path parameters need a parent declaration`)
   }
-  for (const [op, tool] of Object.entries(r.mcp ?? {})) {
-    if (op === 'list' || op === 'get') check(typeof tool === 'string' && TOOL.test(tool), `${where}: MCP tool name "${tool}" must be snake_case`)
+  for (const op of ['list', 'get'] as const) {
+    const tool = r.mcp[op]
+    if (!r.operations[op]) check(tool === undefined, `${where}: MCP tool "${tool}" names an operation the resource does not have`)
+    else check(tool !== undefined, `${where}: the ${op} operation has no MCP tool name`)
+    if (tool !== undefined) check(TOOL.test(tool), `${where}: MCP tool name "${tool}" must be snake_case`)
   }
   check(!r.singletonSql || r.kind === 'singleton', `${where}: singletonSql is only for singletons`)
 
@@ -158,7 +161,7 @@ export function compileRegistry(registry: readonly Resource[]): CompiledResource
       if (prev) throw new RegistryError(`resources "${prev}" and "${r.name}" both serve /v1/${k}`)
       routes.set(norm, r.name)
     }
-    for (const tool of [r.mcp?.list, r.mcp?.get]) {
+    for (const tool of [r.mcp.list, r.mcp.get]) {
       if (!tool) continue
       const prev = tools.get(tool)
       if (prev) throw new RegistryError(`resources "${prev}" and "${r.name}" both declare MCP tool ${tool}`)

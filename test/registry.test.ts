@@ -8,12 +8,43 @@ import { defineResource, f } from '../runtime/define.ts'
 
 const ok = () =>
   defineResource({
-    name: 'widgets', title: 'Widget', description: 'Test widgets.', scope: 'org', path: 'widgets', table: 'widgets', kind: 'collection',
+    name: 'widgets', title: 'Widget', description: 'Test widgets.',
     id: { field: 'id', param: 'widgetId', encoding: 'int' },
     fields: { id: f.int(), name: f.text(), tags: f.textArray() },
     filterable: ['id', 'name'], sortable: ['id', 'name'], defaultSort: 'name',
-    mcp: { list: 'list_org_widgets' },
   })
+
+t.test('defineResource derives scope, path, table, kind and MCP names from the name', async (t) => {
+  const w = ok()
+  t.match(w, { scope: 'org', path: 'widgets', table: 'widgets', kind: 'collection', operations: { list: true, get: true } })
+  t.same(w.mcp, { list: 'list_org_widgets', listTitle: 'List widgets', get: 'get_org_widget', getTitle: 'Get widget' })
+  const a = defineResource({ name: 'fooBars', title: 'PMD thing', scope: 'account', description: 'x', fields: { id: f.int() } })
+  t.same(a.mcp, { list: 'list_foo_bars', listTitle: 'List PMD things' }, 'account scope, acronym title, no get without id')
+  t.equal(a.table, 'foo_bars')
+  const s = defineResource({ name: 'cloudThing', title: 'Cloud thing', kind: 'singleton', description: 'x', fields: { n: f.int() } })
+  t.same(s.mcp, { get: 'get_org_cloud_thing', getTitle: 'Get cloud thing' }, 'a singleton is named by its name')
+  const o = defineResource({ ...w, name: 'gizmos', singular: 'gizmoEntry', plural: 'Gizmo entries', mcp: { getTitle: 'Fetch one gizmo' } })
+  t.same(o.mcp, { list: 'list_org_gizmos', listTitle: 'List gizmo entries', get: 'get_org_gizmo_entry', getTitle: 'Fetch one gizmo' }, 'overrides')
+})
+
+t.test('the registry offers every MCP tool the service promises, and no other', async (t) => {
+  const tools = registry.flatMap((r) => [r.mcp.list, r.mcp.get]).filter((x): x is string => x !== undefined).sort()
+  const promised = [
+    // named by the service's MCP surface
+    'list_orgs', 'list_org_issues', 'list_org_fields', 'list_org_objects', 'list_org_object_usages',
+    'list_org_connected_app_assignments', 'list_org_class_types', 'list_org_limits', 'list_org_license_usages',
+    'list_org_sf_profiles', 'list_org_permission_sets', 'list_org_login_activity', 'list_org_triggers', 'list_org_workflows',
+    'list_org_flows', 'list_org_code_counts', 'list_org_es_lints', 'list_org_pmd_violations', 'list_org_items',
+    'get_org_code_count', 'get_org_es_lint', 'get_org_pmd_violation', 'get_org_item', 'get_org_limit', 'get_org_license_usage',
+    'get_org_sf_profile', 'get_org_permission_set', 'get_org_trigger', 'get_org_workflow', 'get_org_flow',
+    'get_org_cloud_usage', 'get_org_login_activity_overview',
+    // the counterparts of the remaining REST routes
+    'get_org', 'list_org_connected_apps', 'get_org_connected_app', 'list_org_installed_packages', 'get_org_installed_package',
+    'get_org_field', 'get_org_object', 'list_org_object_fields', 'get_org_issue_recommendation',
+  ].sort()
+  t.same(tools, promised)
+  t.notOk(tools.includes('get_org_issues'), 'the removed alias does not come back')
+})
 
 t.test('the shipped registry compiles', async (t) => {
   const c = compileRegistry(registry)
@@ -23,13 +54,14 @@ t.test('the shipped registry compiles', async (t) => {
 t.test('bad declarations fail start-up with a clear message', async (t) => {
   const cases: Array<[string, () => unknown[], RegExp]> = [
     ['duplicate name', () => [ok(), ok()], /duplicate resource name "widgets"/],
-    ['duplicate path', () => [ok(), { ...ok(), name: 'gadgets', mcp: {} }], /both serve \/v1\/orgs\/\{orgId\}\/widgets/],
+    ['duplicate path', () => [ok(), { ...ok(), name: 'gadgets', mcp: { list: 'list_org_gadgets', get: 'get_org_gadget' } }], /both serve \/v1\/orgs\/\{orgId\}\/widgets/],
     ['duplicate tool', () => [ok(), { ...ok(), name: 'gadgets', path: 'gadgets' }], /both declare MCP tool list_org_widgets/],
     ['filterable not a field', () => [{ ...ok(), filterable: ['nope'] }], /filterable field "nope" is not a field/],
     ['filter on an array', () => [{ ...ok(), filterable: ['tags'] }], /filterable field "tags" must be a scalar/],
     ['default sort outside sortable', () => [{ ...ok(), defaultSort: '-tags' }], /defaultSort "-tags"/],
     ['malformed default filter', () => [{ ...ok(), defaultFilter: 'eq(name' }], /defaultFilter "eq\(name"/],
-    ['bad tool name', () => [{ ...ok(), mcp: { list: 'List-Widgets' } }], /MCP tool name "List-Widgets"/],
+    ['bad tool name', () => [{ ...ok(), mcp: { ...ok().mcp, list: 'List-Widgets' } }], /MCP tool name "List-Widgets"/],
+    ['operation without a tool', () => [{ ...ok(), mcp: { list: 'list_org_widgets' } }], /get operation has no MCP tool name/],
     ['bad table', () => [{ ...ok(), table: 'Widgets; DROP' }], /table "Widgets; DROP" must be snake_case/],
     ['path params without parent', () => [{ ...ok(), path: 'things/{thingId}/widgets' }], /path parameters need a parent/],
   ]
