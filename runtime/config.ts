@@ -31,8 +31,12 @@ export interface Config {
   seedDemo: boolean
   /** Size of the demo seed (1 = one large org with 20,000+ fields). */
   seedScale: number
-  /** Edge shedding (contract §7 429 form 2): per-client token bucket before authentication; off by default. */
+  /** Edge shedding (a bare 429): per-client token bucket before authentication; off by default. */
   burstGuard: { enabled: boolean; ratePerSecond: number; burst: number }
+  /** Request reads on PostgreSQL are cancelled by the server after this long (0: never). Ignored by the embedded database. */
+  statementTimeoutMs: number
+  /** Fair share per process (docs/decisions.md): requests of one account reading at once, waiting, and the longest wait. */
+  fairShare: { perAccount: number | 'auto'; queueDepth: number; maxWaitMs: number }
 }
 
 export type Clock = () => number
@@ -63,6 +67,10 @@ const EnvSchema = v.object({
   ORGSCAN_BURST_GUARD: v.optional(v.picklist(['on', 'off']), 'off'),
   ORGSCAN_BURST_RATE: v.optional(intFromEnv(1, 1_000_000), '500'),
   ORGSCAN_BURST_SIZE: v.optional(intFromEnv(1, 1_000_000), '1000'),
+  ORGSCAN_STATEMENT_TIMEOUT_MS: v.optional(intFromEnv(0, 600_000), '5000'),
+  ORGSCAN_ACCOUNT_CONCURRENCY: v.optional(v.union([v.literal('auto'), intFromEnv(1, 1000)]), 'auto'),
+  ORGSCAN_ACCOUNT_QUEUE: v.optional(intFromEnv(0, 100_000), '1000'),
+  ORGSCAN_ACCOUNT_QUEUE_WAIT_MS: v.optional(intFromEnv(0, 600_000), '15000'),
 })
 
 export class ConfigError extends Error {
@@ -117,6 +125,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     seedDemo: e.ORGSCAN_SEED_DEMO === 'true',
     seedScale: e.ORGSCAN_SEED_SCALE,
     burstGuard: { enabled: e.ORGSCAN_BURST_GUARD === 'on', ratePerSecond: e.ORGSCAN_BURST_RATE, burst: e.ORGSCAN_BURST_SIZE },
+    statementTimeoutMs: e.ORGSCAN_STATEMENT_TIMEOUT_MS,
+    fairShare: { perAccount: e.ORGSCAN_ACCOUNT_CONCURRENCY, queueDepth: e.ORGSCAN_ACCOUNT_QUEUE, maxWaitMs: e.ORGSCAN_ACCOUNT_QUEUE_WAIT_MS },
     ...overrides,
   }
 }

@@ -13,7 +13,7 @@ import { classifyDbError } from './db/errors.ts'
 import { withDeadline } from './db/deadline.ts'
 
 export type ReadResult =
-  | { kind: 'list'; data: string; count: number; hasMore: boolean; plan: ListPlan }
+  | { kind: 'list'; data: string; count: number; hasMore: boolean; plan: ListPlan; /** all rows in one page (no limit/offset) */ unpaged: boolean }
   | { kind: 'one'; data: string }
 
 export interface ReadRequest {
@@ -68,7 +68,7 @@ export async function read(sql: postgres.Sql, req: ReadRequest): Promise<ReadRes
     checkRow(row, decl.scope, decl.parent?.param)
     if (!row.org_ok && decl.scope === 'org') return orgDenied(sql, scope.orgId!, req.principal)
     const count = Math.min(row.n, plan.limit)
-    return { kind: 'list', data: row.data ?? '[]', count, hasMore: row.n > plan.limit, plan }
+    return { kind: 'list', data: row.data ?? '[]', count, hasMore: row.n > plan.limit, plan, unpaged: decl.unpaged === true }
   }
 
   const idParam = decl.id?.param

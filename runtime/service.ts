@@ -18,9 +18,20 @@ import { createHttpServer } from './http/server.ts'
 import { quotaFactory } from './quota/factory.ts'
 import { BurstGuard, sendBare429 } from './quota/burst-guard.ts'
 import type { QuotaService } from './quota/types.ts'
-import { normalizeOrgId } from './org-id.ts'
-import { checkOrgAccess } from './read.ts'
 import type { Principal } from './auth/principal.ts'
+import { createPipeline } from './pipeline/pipeline.ts'
+import { FairShare } from './pipeline/fair-share.ts'
+
+/** Connections of the control pool (quota leases and returns, key lookups, lastUsedAt, administration). */
+const CONTROL_POOL_SIZE = 2
+
+/**
+ * Requests of one account reading at once: one less than the read pool, so no account can hold all of it;
+ * 1 on the embedded database (one connection: there only the cost bounds of a request protect the others).
+ */
+function defaultPerAccount(db: Database): number {
+  return db.kind === 'embedded' ? 1 : Math.max(1, (db.read.options.max ?? 1) - 1)
+}
 
 export interface ServiceOptions {
   clock?: Clock
@@ -47,7 +58,14 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const clock = opts.clock ?? Date.now
   const log = opts.log ?? createLogger()
   const resources = compileRegistry(opts.registry)
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.poolSize })
+  // Two pools on PostgreSQL: request reads (with a statement timeout), and control (quota, keys, administration),
+  // so the quota never waits behind data queries.
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: CONTROL_POOL_SIZE,
+    readPool: { size: config.poolSize, statementTimeoutMs: config.statementTimeoutMs },
+  })
   let auth: ApiKeyAuthenticator | undefined
   let quota: QuotaService | undefined
   try {
@@ -60,20 +78,23 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     auth = new ApiKeyAuthenticator(db.sql, pepper, config.authCacheMs, clock)
     const a = auth
     quota = (opts.quota ?? quotaFactory())({ sql: db.sql, clock, log, embedded: db.kind === 'embedded' })
-    const ctx: ServiceContext = {
-      config,
-      clock,
-      sql: db.sql,
-      resources,
-      log,
+    const fairShare = new FairShare({
+      perAccount: config.fairShare.perAccount === 'auto' ? defaultPerAccount(db) : config.fairShare.perAccount,
+      queueDepth: config.fairShare.queueDepth,
+      maxWaitMs: config.fairShare.maxWaitMs,
+    })
+    const pipeline = createPipeline({
+      read: db.read,
       quota,
+      fairShare,
+      log,
       async authenticate(header): Promise<Principal> {
         const creds = parseBasic(header)
         if (!creds) throw unauthorized('Authentication required: send HTTP Basic credentials (API key id and secret).')
         return a.authenticate(creds)
       },
-      checkOrgAccess: (p, rawOrgId) => checkOrgAccess(db.sql, p, normalizeOrgId(rawOrgId)),
-    }
+    })
+    const ctx: ServiceContext = { config, clock, resources, log, quota, pipeline }
     const guard = new BurstGuard({ ...config.burstGuard, clock })
     const server = createHttpServer([buildRestRouter(ctx)], {
       // §9: every response under /v1 carries the version that handled it, errors included.

@@ -26,10 +26,20 @@ export interface OpenOptions {
   dataDir?: string
   /** Pool size for `databaseUrl` (default 4). Ignored for embedded: always 1 connection. */
   poolSize?: number
+  /**
+   * A separate pool for request reads (`Database.read`), so that the quota, key lookups and administration on
+   * `sql` never wait behind data queries. Its statements are cancelled by the server after `statementTimeoutMs`
+   * (0: no limit). PostgreSQL only: the embedded database has a single connection, and PGlite ignores
+   * `statement_timeout` (measured), so there `read` is `sql` (docs/decisions.md "Fair share").
+   */
+  readPool?: { size: number; statementTimeoutMs: number }
 }
 
 export interface Database {
+  /** Control pool: quota, authentication, administration, migrations, imports. */
   sql: postgres.Sql
+  /** Request reads (a pool of its own with a statement timeout when `readPool` was given on PostgreSQL; else `sql`). */
+  read: postgres.Sql
   kind: 'postgres' | 'embedded'
   /** Human-readable target, never with a password: 'embedded PGlite at ./data', 'postgres://user@host:5432/db'. */
   describe: string
@@ -44,35 +54,36 @@ const CONNECTION_PARAMS = { TimeZone: 'UTC', application_name: 'orgscan' }
 const silent = () => {}
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 4)
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 4, opts.readPool)
   if (opts.dataDir) return openEmbedded(opts.dataDir)
   throw new Error(
     'No database configured: set DATABASE_URL to use a PostgreSQL server, or a data folder for the embedded database.',
   )
 }
 
-async function openPostgres(url: string, poolSize: number): Promise<Database> {
-  let sql: postgres.Sql
+function pool(url: string, max: number, statementTimeoutMs = 0): postgres.Sql {
   try {
-    sql = postgres(url, {
-      max: poolSize,
-      idle_timeout: 60,
-      connect_timeout: 10,
-      connection: CONNECTION_PARAMS,
-      onnotice: silent,
-    })
+    const connection = statementTimeoutMs > 0 ? { ...CONNECTION_PARAMS, statement_timeout: statementTimeoutMs } : CONNECTION_PARAMS
+    return postgres(url, { max, idle_timeout: 60, connect_timeout: 10, connection, onnotice: silent })
   } catch (err) {
     // No `cause`: URL parse errors carry the whole URL (password included) in `input`.
     throw new Error(`Invalid database URL: ${(err as Error).message}`)
   }
+}
+
+async function openPostgres(url: string, poolSize: number, readPool: OpenOptions['readPool']): Promise<Database> {
+  const sql = pool(url, poolSize)
+  const read = readPool ? pool(url, readPool.size, readPool.statementTimeoutMs) : sql
+  const end = () => Promise.all([sql.end({ timeout: 5 }), read === sql ? undefined : read.end({ timeout: 5 })]).then(() => undefined)
   const describe = describeParsed(sql.options, url)
   try {
     await sql`select 1`
+    if (read !== sql) await read`select 1`
   } catch (err) {
-    await sql.end({ timeout: 0 }).catch(silent)
+    await Promise.all([sql.end({ timeout: 0 }), read.end({ timeout: 0 })]).catch(silent)
     throw new Error(`Cannot connect to PostgreSQL at ${describe}: ${(err as Error).message}`, { cause: err })
   }
-  return { sql, kind: 'postgres', describe, close: once(() => sql.end({ timeout: 5 })) }
+  return { sql, read, kind: 'postgres', describe, close: once(end) }
 }
 
 /** Embedded hosts by Database, for tests and diagnostics (`embeddedHostOf`). */
@@ -143,7 +154,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     throw new Error(`Cannot open the ${describe}: ${(err as Error).message}`, { cause: err })
   }
 
-  const db: Database = { sql, kind: 'embedded', describe, close }
+  const db: Database = { sql, read: sql, kind: 'embedded', describe, close }
   hosts.set(db, host)
   return db
 }

@@ -1,13 +1,13 @@
 /**
- * REST surface (contract §4.2, §7, §9): every route is derived from the registry. Pipeline per request:
- * authenticate → quota → read (parse, plan, query) → render.
+ * The REST surface: every route is derived from the registry; each request is routed, handed to the one
+ * pipeline (runtime/pipeline/pipeline.ts) and its outcome rendered as JSON with the version and rate-limit headers.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import FindMyWay, { type HTTPVersion } from 'find-my-way'
 import { ApiError, toApiError } from '../errors.ts'
-import type { CompiledResource } from '../registry.ts'
 import type { ServiceContext } from '../service-context.ts'
-import { read } from '../read.ts'
+import type { ReadResult } from '../read.ts'
+import type { Operation } from '../pipeline/pipeline.ts'
 import { parseQuery } from './query.ts'
 import { sendError, sendJson, type Headers } from './respond.ts'
 import { discoveryPayload, versionState } from '../versions.ts'
@@ -45,46 +45,21 @@ export function buildRestRouter(ctx: ServiceContext) {
     return h
   }
 
-  /** Renders any failure; a server fault is logged and its quota unit given back (a retry is not charged twice). */
-  const fail = (req: IncomingMessage, res: ServerResponse, e: unknown, headers: Headers, refund?: () => void) => {
-    const err = toApiError(e)
-    if (err.status >= 500) {
-      refund?.()
-      ctx.log.error({ msg: 'request failed', url: req.url, err: e })
-    }
-    sendError(res, err, headers)
-  }
-
-  const resourceHandler = (c: CompiledResource, op: 'list' | 'get'): Handler => async (req, res, params, qs) => {
+  /** version → authenticate → the pipeline → render: the same for every authenticated route. */
+  const handle = (operation: (params: Record<string, string | undefined>, qs: string) => Operation): Handler => async (req, res, params, qs) => {
     const vh = versionHeaders()
     if (vh instanceof ApiError) return sendError(res, vh, vh.extras.headers)
-    let headers: Headers = vh
-    let refund: (() => void) | undefined
+    let principal
     try {
-      const principal = await ctx.authenticate(req.headers.authorization)
-      const charge = await ctx.quota.charge(principal)
-      headers = { ...headers, ...charge.headers }
-      if (!charge.allowed) throw charge.error
-      refund = charge.refund
-      const result = await read(ctx.sql, { resource: c, op, params, query: parseQuery(qs), surface: 'rest', principal })
-      let body: string
-      if (result.kind === 'list') {
-        const { plan } = result
-        const meta: Record<string, unknown> = { count: result.count, hasMore: result.hasMore }
-        if (!c.decl.unpaged) {
-          meta.limit = plan.limit
-          meta.offset = plan.offset
-          if (plan.requestedLimit !== undefined) meta.requestedLimit = plan.requestedLimit
-        }
-        const path = (req.url ?? '').split('?')[0]
-        body = `{"data":${result.data},"meta":${JSON.stringify(meta)},"links":${selfLinks(path, qs, plan, result.hasMore)}}`
-      } else {
-        body = `{"data":${result.data}}`
-      }
-      sendJson(res, 200, body, headers)
+      principal = await ctx.pipeline.authenticate(req.headers.authorization, req.socket.remoteAddress)
     } catch (e) {
-      fail(req, res, e, headers, refund)
+      return sendError(res, toApiError(e), vh)
     }
+    const out = await ctx.pipeline.execute(principal, operation(params, qs), 'rest')
+    const headers = out.rate ? { ...vh, ...out.rate.headers } : vh
+    if (!out.ok) return sendError(res, out.error, headers)
+    if (out.kind === 'quota') return sendJson(res, 200, JSON.stringify({ data: { rateLimit: out.state } }), headers)
+    sendJson(res, 200, render(out.result, (req.url ?? '').split('?')[0], qs), headers)
   }
 
   const add = (path: string, h: Handler) => {
@@ -97,30 +72,33 @@ export function buildRestRouter(ctx: ServiceContext) {
     const d = c.decl
     const base = d.scope === 'org' ? `/v1/orgs/:orgId/${d.path}` : `/v1/${d.path}`
     const fmw = base.replace(/\{([A-Za-z]+)\}/g, ':$1')
-    if (d.operations.list) add(fmw, resourceHandler(c, 'list'))
-    if (d.operations.get) add(d.kind === 'singleton' ? fmw : `${fmw}/:${d.id!.param}`, resourceHandler(c, 'get'))
+    const read = (op: 'list' | 'get') => handle((params, qs) => ({ kind: 'read', resource: c, op, params, query: () => parseQuery(qs) }))
+    if (d.operations.list) add(fmw, read('list'))
+    if (d.operations.get) add(d.kind === 'singleton' ? fmw : `${fmw}/:${d.id!.param}`, read('get'))
   }
 
-  // Quota state (issue 3): free reads at both addresses the contract names.
-  const quotaHandler: Handler = async (req, res, params) => {
-    const vh = versionHeaders()
-    if (vh instanceof ApiError) return sendError(res, vh, vh.extras.headers)
-    try {
-      const principal = await ctx.authenticate(req.headers.authorization)
-      if (params.orgId !== undefined) await ctx.checkOrgAccess(principal, params.orgId)
-      const state = await ctx.quota.state(principal)
-      sendJson(res, 200, JSON.stringify({ data: { rateLimit: state.body } }), { ...vh, ...state.headers })
-    } catch (e) {
-      fail(req, res, e, vh)
-    }
-  }
-  add('/v1/account/quota', quotaHandler)
-  add('/v1/orgs/:orgId/quota', quotaHandler)
+  // Quota state: free reads at both addresses (docs/decisions.md "Quota endpoints").
+  const quota = handle((params) => ({ kind: 'quota', orgId: params.orgId }))
+  add('/v1/account/quota', quota)
+  add('/v1/orgs/:orgId/quota', quota)
 
   router.on(['GET', 'HEAD'], '/', (_req, res) => {
     sendJson(res as ServerResponse, 200, JSON.stringify(discoveryPayload(ctx.config.versions, ctx.clock)))
   })
   return router
+}
+
+/** The REST body of a read: `{data}` for one record, the list envelope `{data, meta, links}` for a list. */
+function render(result: ReadResult, path: string, qs: string): string {
+  if (result.kind === 'one') return `{"data":${result.data}}`
+  const { plan } = result
+  const meta: Record<string, unknown> = { count: result.count, hasMore: result.hasMore }
+  if (!result.unpaged) {
+    meta.limit = plan.limit
+    meta.offset = plan.offset
+    if (plan.requestedLimit !== undefined) meta.requestedLimit = plan.requestedLimit
+  }
+  return `{"data":${result.data},"meta":${JSON.stringify(meta)},"links":${selfLinks(path, qs, plan, result.hasMore)}}`
 }
 
 export function rawQuery(url: string | undefined): string {

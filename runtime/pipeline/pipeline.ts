@@ -1,0 +1,121 @@
+/**
+ * The one request pipeline of every surface (REST now, MCP next): authenticate → quota → fair share → read.
+ * A surface parses its own request into an `Operation` and renders the `Outcome`; authentication, quota, the
+ * fair share of the database, org access and the read itself happen only here.
+ *
+ * Charging rules (docs/decisions.md "Quota"): a read costs one unit whatever its 2xx or 4xx outcome; a 429
+ * costs nothing (the quota's own, and fair share's `concurrency_limited`, whose unit is given back); a 5xx is
+ * given back (a client retrying after a fault is not charged twice). A read cancelled for its own cost
+ * (`query_too_expensive`) is a 4xx and stays charged. Quota reads are free.
+ */
+import { ApiError, toApiError } from '../errors.ts'
+import type { Principal } from '../auth/principal.ts'
+import type { Logger } from '../log.ts'
+import type { QueryInput, Surface } from '../plan.ts'
+import type { CompiledResource } from '../registry.ts'
+import type { QuotaChargeWindow, QuotaService, QuotaState } from '../quota/types.ts'
+import { read, checkOrgAccess, type ReadResult } from '../read.ts'
+import { normalizeOrgId } from '../org-id.ts'
+import type { FairShare } from './fair-share.ts'
+import type postgres from 'postgres'
+
+/** What a surface asks for, already routed. */
+export type Operation =
+  | {
+      kind: 'read'
+      resource: CompiledResource
+      op: 'list' | 'get'
+      /** Path parameters by name (orgId, the id parameter, the parent's parameter). */
+      params: Readonly<Record<string, string | undefined>>
+      /** Parsed lazily, inside the pipeline, so that a malformed query is a charged 400 like any other. */
+      query: () => QueryInput
+    }
+  | { kind: 'quota'; orgId?: string }
+
+/** Rate-limit information for the answer: the REST headers, and the window for surfaces without headers. */
+export interface RateInfo {
+  headers: Readonly<Record<string, string>>
+  window?: QuotaChargeWindow
+}
+
+export type Outcome =
+  | { ok: true; kind: 'read'; result: ReadResult; rate: RateInfo }
+  | { ok: true; kind: 'quota'; state: QuotaState['body']; rate: RateInfo }
+  | { ok: false; error: ApiError; rate?: RateInfo }
+
+export interface Pipeline {
+  /** Who is calling: a Principal, or throws ApiError (401, or 429 when the client sent too many bad credentials). */
+  authenticate(authorization: string | undefined, clientAddress: string | undefined): Promise<Principal>
+  /** Runs an operation for an authenticated principal; never throws. */
+  execute(principal: Principal, operation: Operation, surface: Surface): Promise<Outcome>
+}
+
+export interface PipelineDeps {
+  /** Pool of request reads. */
+  read: postgres.Sql
+  quota: QuotaService
+  fairShare: FairShare
+  authenticate: Pipeline['authenticate']
+  log: Logger
+}
+
+export function createPipeline(d: PipelineDeps): Pipeline {
+  /** Any failure as an ApiError; anything that is not one is a server fault, logged here with its cause. */
+  const failure = (e: unknown, what: string): ApiError => {
+    if (!(e instanceof ApiError)) d.log.error({ msg: `${what} failed`, err: e })
+    return toApiError(e)
+  }
+
+  async function executeRead(p: Principal, o: Extract<Operation, { kind: 'read' }>, surface: Surface): Promise<Outcome> {
+    let charge
+    try {
+      charge = await d.quota.charge(p)
+    } catch (e) {
+      return { ok: false, error: failure(e, 'quota') }
+    }
+    const rate: RateInfo = { headers: charge.headers, window: charge.window }
+    if (!charge.allowed) return { ok: false, error: charge.error!, rate }
+    let release
+    try {
+      release = await d.fairShare.acquire(p.accountId)
+    } catch (e) {
+      charge.refund?.()
+      return { ok: false, error: failure(e, 'fair share'), rate }
+    }
+    try {
+      const result = await read(d.read, { resource: o.resource, op: o.op, params: o.params, query: o.query(), surface, principal: p })
+      return { ok: true, kind: 'read', result, rate }
+    } catch (e) {
+      const error = failure(e, 'read')
+      if (error.status >= 500) charge.refund?.()
+      return { ok: false, error, rate }
+    } finally {
+      release()
+    }
+  }
+
+  async function executeQuota(p: Principal, o: Extract<Operation, { kind: 'quota' }>): Promise<Outcome> {
+    let release
+    try {
+      release = await d.fairShare.acquire(p.accountId)
+    } catch (e) {
+      return { ok: false, error: failure(e, 'fair share') }
+    }
+    try {
+      if (o.orgId !== undefined) await checkOrgAccess(d.read, p, normalizeOrgId(o.orgId))
+      const state = await d.quota.state(p)
+      return { ok: true, kind: 'quota', state: state.body, rate: { headers: state.headers } }
+    } catch (e) {
+      return { ok: false, error: failure(e, 'quota state') }
+    } finally {
+      release()
+    }
+  }
+
+  return {
+    authenticate: d.authenticate,
+    execute(p, o, surface) {
+      return o.kind === 'read' ? executeRead(p, o, surface) : executeQuota(p, o)
+    },
+  }
+}
