@@ -30,6 +30,7 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, title: 'Method Not Allowed', mcp: 'bad_request' },
   gone: { status: 410, title: 'Gone', mcp: 'not_found' },
   payload_too_large: { status: 413, title: 'Payload Too Large', mcp: 'bad_request' },
+  expectation_failed: { status: 417, title: 'Expectation Failed', mcp: 'bad_request' },
   headers_too_large: { status: 431, title: 'Request Header Fields Too Large', mcp: 'bad_request' },
   // server faults
   internal_error: { status: 500, title: 'Internal Server Error', mcp: 'server_error' },

@@ -1,6 +1,7 @@
 /** Hostile and malformed input never yields a 5xx, a stack trace or SQL text (§7; issue 2). */
 import t from 'tap'
 import { request } from 'node:http'
+import { connect } from 'node:net'
 import { startTestService } from './helpers/service.ts'
 
 const ts = await startTestService(t)
@@ -112,4 +113,59 @@ t.test('methods, unknown paths, oversize requests', async (t) => {
   t.equal(huge, 431, 'oversized headers → 431')
   const ok = await ts.get(`${base}/fields?limit=1`, auth)
   t.equal(ok.status, 200, 'still serving')
+})
+
+/** Sends raw bytes on one connection; resolves with everything the server wrote before closing. */
+function raw(payload: string): Promise<string> {
+  const { port } = new URL(ts.url)
+  return new Promise((resolve, reject) => {
+    const s = connect(Number(port), '127.0.0.1', () => s.write(payload))
+    let out = ''
+    s.setEncoding('utf8')
+    s.on('data', (d) => (out += d))
+    s.on('close', () => resolve(out))
+    s.on('error', reject)
+    s.setTimeout(5000, () => s.destroy(new Error(`no close within 5 s; got ${JSON.stringify(out.slice(0, 200))}`)))
+  })
+}
+
+/** The answers in a raw response stream: status and parsed JSON body of each. */
+function answers(stream: string): Array<{ status: number; body: any }> {
+  const out: Array<{ status: number; body: any }> = []
+  let rest = stream
+  while (rest.startsWith('HTTP/1.1 ')) {
+    const head = rest.slice(0, rest.indexOf('\r\n\r\n'))
+    const len = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? NaN)
+    const start = head.length + 4
+    out.push({ status: Number(head.slice(9, 12)), body: JSON.parse(rest.slice(start, start + len)) })
+    rest = rest.slice(start + len)
+  }
+  t.equal(rest, '', 'nothing but complete answers')
+  return out
+}
+
+t.test("Node's own rejections carry the error envelope too", async (t) => {
+  const noHost = answers(await raw(`GET ${base}/fields HTTP/1.1\r\nAuthorization: ${auth}\r\n\r\n`))
+  t.equal(noHost.length, 1)
+  t.equal(noHost[0].status, 400, 'HTTP/1.1 without Host → 400')
+  t.equal(noHost[0].body.error.code, 'invalid_parameter')
+  const expect = answers(await raw(`GET ${base}/fields HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nAuthorization: ${auth}\r\n\r\n`))
+  t.equal(expect[0].status, 417, 'Expect other than 100-continue → 417')
+  t.same(expect[0].body.error, { status: 417, title: 'Expectation Failed', detail: expect[0].body.error.detail, code: 'expectation_failed' })
+  const garbage = answers(await raw('NOT HTTP AT ALL\r\n\r\n'))
+  t.equal(garbage[0].status, 400)
+  t.equal(garbage[0].body.error.code, 'invalid_parameter')
+})
+
+t.test('a valid request pipelined before garbage still gets its own answer, then the 400', async (t) => {
+  const stream = await raw(
+    `GET ${base}/fields?limit=3 HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\n\r\n` +
+      `GET ${base}/objects?limit=2 HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\n\r\n` +
+      'GARBAGE\r\n\r\n',
+  )
+  const got = answers(stream)
+  t.same(got.map((a) => a.status), [200, 200, 400], 'both valid answers, in order, then the error')
+  t.equal(got[0].body.data.length, 3)
+  t.equal(got[1].body.data.length, 2)
+  t.equal(got[2].body.error.code, 'invalid_parameter')
 })

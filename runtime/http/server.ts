@@ -1,6 +1,9 @@
 /**
  * The HTTP listener: node:http with find-my-way. Everything that is not a route answers with the JSON error
- * envelope (404, 405 with Allow, 414, 431), and no client input can crash the process.
+ * envelope — 404, 405 with Allow, 400 for a URL over 8 KB, 431, and the answers Node would otherwise give
+ * without a body: 400 for an HTTP/1.1 request without Host, 417 for an `Expect` other than 100-continue, 400 for
+ * bytes that are not HTTP. No client input can crash the process, and a valid request pipelined before
+ * unparseable bytes still gets its own answer first.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
@@ -21,9 +24,34 @@ export interface HttpServerOptions {
   headersFor?: (path: string) => Record<string, string>
 }
 
+/** Responses not yet finished per connection, and the parse error to send once they are (pipelining). */
+interface SocketState {
+  open: number
+  pendingError?: string
+}
+
+function rawError(status: number, title: string, code: string, detail: string): string {
+  const body = JSON.stringify({ error: { status, title, detail, code } })
+  return `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+}
+
 export function createHttpServer(routers: Router[], opts: HttpServerOptions = {}): Server {
-  const server = createServer({ maxHeaderSize: 16384, requestTimeout: 30_000, headersTimeout: 20_000, keepAliveTimeout: 5_000 }, (req, res) => {
+  const sockets = new WeakMap<Socket, SocketState>()
+  const stateOf = (socket: Socket): SocketState => {
+    let st = sockets.get(socket)
+    if (!st) sockets.set(socket, (st = { open: 0 }))
+    return st
+  }
+  const server = createServer({ maxHeaderSize: 16384, requestTimeout: 30_000, headersTimeout: 20_000, keepAliveTimeout: 5_000, requireHostHeader: false }, (req, res) => {
+    const st = stateOf(req.socket)
+    st.open++
+    res.once('close', () => {
+      if (--st.open === 0 && st.pendingError !== undefined && req.socket.writable) req.socket.end(st.pendingError)
+    })
     try {
+      if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+        return sendError(res, new ApiError('invalid_parameter', 'HTTP/1.1 requests need a Host header.', { headers: { Connection: 'close' } }))
+      }
       if (opts.onRequest && !opts.onRequest(req, res)) return
       const url = req.url ?? '/'
       if (url.length > MAX_URL) return sendError(res, new ApiError('invalid_parameter', `The request URL exceeds ${MAX_URL} characters.`))
@@ -47,12 +75,20 @@ export function createHttpServer(routers: Router[], opts: HttpServerOptions = {}
       sendError(res, new ApiError('internal_error', 'The server failed to process the request.'))
     }
   })
+  // Node answers an unexpected `Expect` with a bodiless 417 unless this event is handled.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    sendError(res, new ApiError('expectation_failed', `Expect: ${String(req.headers.expect).slice(0, 64)} is not supported; only 100-continue is.`, { headers: { Connection: 'close' } }))
+  })
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    if (!socket.writable) return socket.destroy()
-    const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request'
-    const code = err.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : 'invalid_parameter'
-    const body = JSON.stringify({ error: { status: Number(status.slice(0, 3)), title: status.slice(4), detail: 'The request could not be parsed.', code } })
-    socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    if (!socket.writable || err.code === 'ECONNRESET') return socket.destroy()
+    const overflow = err.code === 'HPE_HEADER_OVERFLOW'
+    const answer = overflow
+      ? rawError(431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers are too large.')
+      : rawError(400, 'Bad Request', 'invalid_parameter', 'The request could not be parsed.')
+    const st = sockets.get(socket)
+    // Requests before the bad bytes are still being answered: the error follows their answers.
+    if (st && st.open > 0) st.pendingError = answer
+    else socket.end(answer)
   })
   return server
 }
