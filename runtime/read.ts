@@ -7,7 +7,8 @@ import { ApiError } from './errors.ts'
 import type { Principal } from './auth/principal.ts'
 import type { CompiledResource } from './registry.ts'
 import { planGet, planList, type ListPlan, type QueryInput, type Surface } from './plan.ts'
-import { getStatement, listStatement, orgAccessStatement, type ResultRow, type Scope } from './statements.ts'
+import { getStatement, listStatement, orgAccessStatement, type ResultRow, type Scope, type Statement } from './statements.ts'
+import type { PreparedShapes } from './db/prepared-shapes.ts'
 import { normalizeOrgId } from './org-id.ts'
 import { classifyDbError } from './db/errors.ts'
 import { withDeadline } from './db/deadline.ts'
@@ -26,31 +27,35 @@ export interface ReadRequest {
   principal: Principal
 }
 
-async function run(sql: postgres.Sql, text: string, values: unknown[], hasFilter: boolean): Promise<ResultRow[]> {
+/** Where reads run: the read pool, and which of its statements may be prepared. */
+export interface ReadDb {
+  sql: postgres.Sql
+  shapes: PreparedShapes
+}
+
+async function run<T>(db: ReadDb, st: Statement, hasFilter: boolean): Promise<T[]> {
   try {
-    return (await withDeadline(sql.unsafe(text, values as postgres.ParameterOrJSON<never>[], { prepare: true }))) as unknown as ResultRow[]
+    const prepare = db.shapes.prepare(st.text, st.fixed)
+    return (await withDeadline(db.sql.unsafe(st.text, st.values as postgres.ParameterOrJSON<never>[], { prepare }))) as unknown as T[]
   } catch (e) {
     throw classifyDbError(e, hasFilter)
   }
 }
 
 /** 404 unless the principal's account owns the org; 403 when a user-scoped principal was not granted it. */
-export async function checkOrgAccess(sql: postgres.Sql, p: Principal, orgId: string): Promise<void> {
-  const s = orgAccessStatement(orgId, p.userId)
-  const rows = (await withDeadline(sql.unsafe(s.text, s.values as string[], { prepare: true })).catch((e) => {
-    throw classifyDbError(e, false)
-  })) as unknown as { account_id: string; granted: boolean }[]
+export async function checkOrgAccess(db: ReadDb, p: Principal, orgId: string): Promise<void> {
+  const rows = await run<{ account_id: string; granted: boolean }>(db, orgAccessStatement(orgId, p.userId), false)
   if (!rows[0] || rows[0].account_id !== p.accountId) throw new ApiError('not_found', 'Org not found.', { parameter: 'orgId' })
   if (!rows[0].granted) throw new ApiError('forbidden', 'You do not have access to this org.', { parameter: 'orgId' })
 }
 
 /** The read statement found no visible org: explain why (403 or 404). */
-async function orgDenied(sql: postgres.Sql, orgId: string, p: Principal): Promise<never> {
-  await checkOrgAccess(sql, p, orgId)
+async function orgDenied(db: ReadDb, orgId: string, p: Principal): Promise<never> {
+  await checkOrgAccess(db, p, orgId)
   throw new ApiError('not_found', 'Org not found.', { parameter: 'orgId' })
 }
 
-export async function read(sql: postgres.Sql, req: ReadRequest): Promise<ReadResult> {
+export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
   const c = req.resource
   const decl = c.decl
   const scope: Scope = { accountId: req.principal.accountId, userId: req.principal.userId }
@@ -64,9 +69,9 @@ export async function read(sql: postgres.Sql, req: ReadRequest): Promise<ReadRes
     }
     const plan = planList(c, req.query, req.surface, parentId)
     const st = listStatement(c, plan, scope)
-    const row = (await run(sql, st.text, st.values, plan.filter !== undefined))[0]
+    const row = (await run<ResultRow>(db, st, plan.filter !== undefined))[0]
     checkRow(row, decl.scope, decl.parent?.param)
-    if (!row.org_ok && decl.scope === 'org') return orgDenied(sql, scope.orgId!, req.principal)
+    if (!row.org_ok && decl.scope === 'org') return orgDenied(db, scope.orgId!, req.principal)
     const count = Math.min(row.n, plan.limit)
     return { kind: 'list', data: row.data ?? '[]', count, hasMore: row.n > plan.limit, plan, unpaged: decl.unpaged === true }
   }
@@ -74,13 +79,13 @@ export async function read(sql: postgres.Sql, req: ReadRequest): Promise<ReadRes
   const idParam = decl.id?.param
   const plan = planGet(c, req.query, idParam === 'orgId' ? scope.orgId : idParam ? req.params[idParam] : undefined)
   const st = getStatement(c, plan, scope)
-  const row = (await run(sql, st.text, st.values, false))[0]
+  const row = (await run<ResultRow>(db, st, false))[0]
   if (decl.scope === 'org') {
-    if (!row.org_ok) return orgDenied(sql, scope.orgId!, req.principal)
+    if (!row.org_ok) return orgDenied(db, scope.orgId!, req.principal)
     checkRow(row, decl.scope)
   }
   if (row.data === null) {
-    if (decl.scope === 'account') return orgDenied(sql, scope.orgId!, req.principal)
+    if (decl.scope === 'account') return orgDenied(db, scope.orgId!, req.principal)
     throw new ApiError('not_found', `${decl.title} not found.`, idParam ? { parameter: idParam } : {})
   }
   return { kind: 'one', data: row.data }

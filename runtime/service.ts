@@ -21,6 +21,7 @@ import type { QuotaService } from './quota/types.ts'
 import type { Principal } from './auth/principal.ts'
 import { createPipeline } from './pipeline/pipeline.ts'
 import { FairShare } from './pipeline/fair-share.ts'
+import { PreparedShapes } from './db/prepared-shapes.ts'
 
 /** Connections of the control pool (quota leases and returns, key lookups, lastUsedAt, administration). */
 const CONTROL_POOL_SIZE = 2
@@ -84,7 +85,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       maxWaitMs: config.fairShare.maxWaitMs,
     })
     const pipeline = createPipeline({
-      read: db.read,
+      read: { sql: db.read, shapes: new PreparedShapes() },
       quota,
       fairShare,
       log,

@@ -12,6 +12,8 @@ import { compileFilter } from './rql/index.ts'
 export interface Statement {
   text: string
   values: unknown[]
+  /** The text depends only on the registry (not on a client's filter, sort or fields): see db/prepared-shapes.ts. */
+  fixed: boolean
 }
 
 /** Who reads, and which org (org-scoped resources). ids are decimal strings (bigint). */
@@ -95,7 +97,8 @@ export function listStatement(c: CompiledResource, plan: ListPlan, s: Scope): St
       `FROM (SELECT row_number() OVER (ORDER BY ${order}) AS rn, ${select} AS j ` +
       `FROM (SELECT * FROM ${c.decl.table} t WHERE ${where} ORDER BY ${order} LIMIT ${lim}::bigint + 1 OFFSET ${off}::bigint) t) s`
   }
-  return { text: `${cte} SELECT ${cols}, d.data, d.n FROM (${inner}) d`, values: b.values }
+  const fixed = (plan.filter === undefined || plan.filter === c.defaultFilter) && plan.sort === c.defaultSort && plan.fields === undefined
+  return { text: `${cte} SELECT ${cols}, d.data, d.n FROM (${inner}) d`, values: b.values, fixed }
 }
 
 export function getStatement(c: CompiledResource, plan: GetPlan, s: Scope): Statement {
@@ -112,7 +115,7 @@ export function getStatement(c: CompiledResource, plan: GetPlan, s: Scope): Stat
     }
     data = `SELECT ${c.selectOne}::text FROM ${c.decl.table} t WHERE ${where.join(' AND ')} LIMIT 1`
   }
-  return { text: `${cte} SELECT ${cols}, (${data}) AS data, 0 AS n`, values: b.values }
+  return { text: `${cte} SELECT ${cols}, (${data}) AS data, 0 AS n`, values: b.values, fixed: true }
 }
 
 /** The org's account and whether the user (if any) was granted it: tells 403 (not granted) from 404. */
@@ -120,6 +123,7 @@ export function orgAccessStatement(orgId: string, userId: string | null): Statem
   return {
     text: `SELECT o.account_id::text AS account_id, ${ACCESS('$2')} AS granted FROM orgs o WHERE o.salesforce_id = $1`,
     values: [orgId, userId],
+    fixed: true,
   }
 }
 

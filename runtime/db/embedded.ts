@@ -23,9 +23,9 @@ import os from 'node:os'
 import path from 'node:path'
 import { Duplex } from 'node:stream'
 import { Worker } from 'node:worker_threads'
-import type { EmbeddedEndpoint, MainMessage, WorkerInput, WorkerMessage } from './embedded-worker.ts'
+import type { EmbeddedEndpoint, MainMessage, WorkerInput, WorkerMessage } from './embedded-protocol.ts'
 
-export type { EmbeddedEndpoint } from './embedded-worker.ts'
+export type { EmbeddedEndpoint } from './embedded-protocol.ts'
 
 /** Longest Unix socket path used; longer ones fall back to TCP. */
 const MAX_SOCKET_PATH_BYTES = 100
@@ -76,10 +76,9 @@ export async function startEmbeddedHost(dataDir: string): Promise<EmbeddedHost> 
   }
 
   const input: WorkerInput = { dataDir, socketPath }
-  const worker = new Worker(new URL('./embedded-worker-boot.mjs', import.meta.url), {
-    workerData: { entry: new URL('./embedded-worker.ts', import.meta.url).href, input },
-    // Nothing inherited from the parent: tsx is registered by the boot file (an inherited
-    // `--import tsx` does not work in a Node 20 worker anyway), and copying process.execArgv verbatim
+  const worker = new Worker(new URL('./embedded-worker.mjs', import.meta.url), {
+    workerData: { input },
+    // Nothing inherited from the parent: the worker is plain JavaScript, and copying process.execArgv verbatim
     // would throw ERR_WORKER_INVALID_EXEC_ARGV for per-process flags such as --max-old-space-size.
     execArgv: [],
   })

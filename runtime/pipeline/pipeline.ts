@@ -14,10 +14,9 @@ import type { Logger } from '../log.ts'
 import type { QueryInput, Surface } from '../plan.ts'
 import type { CompiledResource } from '../registry.ts'
 import type { QuotaChargeWindow, QuotaService, QuotaState } from '../quota/types.ts'
-import { read, checkOrgAccess, type ReadResult } from '../read.ts'
+import { read, checkOrgAccess, type ReadDb, type ReadResult } from '../read.ts'
 import { normalizeOrgId } from '../org-id.ts'
 import type { FairShare } from './fair-share.ts'
-import type postgres from 'postgres'
 
 /** What a surface asks for, already routed. */
 export type Operation =
@@ -51,8 +50,8 @@ export interface Pipeline {
 }
 
 export interface PipelineDeps {
-  /** Pool of request reads. */
-  read: postgres.Sql
+  /** Pool of request reads, and which statements it prepares. */
+  read: ReadDb
   quota: QuotaService
   fairShare: FairShare
   authenticate: Pipeline['authenticate']
