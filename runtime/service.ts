@@ -15,7 +15,7 @@ import { createLogger, type Logger } from './log.ts'
 import type { ServiceContext } from './service-context.ts'
 import { buildRestRouter, VERSION_HEADER } from './http/rest.ts'
 import { createHttpServer } from './http/server.ts'
-import { quotaFactory } from './quota/factory.ts'
+import { quotaFactory, type QuotaFactory } from './quota/factory.ts'
 import { BurstGuard, sendBare429 } from './quota/burst-guard.ts'
 import type { QuotaService } from './quota/types.ts'
 import { normalizeOrgId } from './org-id.ts'
@@ -30,7 +30,7 @@ export interface ServiceOptions {
   /** Called after migrations on a fresh database (demo seed). */
   onEmptyDatabase?: (ctx: { db: Database; pepper: string; resources: ServiceContext['resources'] }) => Promise<void>
   /** The quota engine; default: the leasing PostgreSQL engine (runtime/quota/factory.ts). */
-  quota?: (ctx: { sql: Database['sql']; clock: Clock; log: Logger; embedded: boolean }) => QuotaService
+  quota?: QuotaFactory
 }
 
 export interface RunningService {
