@@ -7,7 +7,6 @@
 import type { QuotaCharge } from './types.ts'
 import { dayWindow, monthWindow } from './windows.ts'
 import { RequestRate } from './request-rate.ts'
-import type { Settlement } from './settlement.ts'
 
 /** What the database said about both windows. */
 export interface Counts {
@@ -53,7 +52,13 @@ export interface Acct extends Snap {
   lastGrant: number
   /** No refill ahead before then (the last one got nothing or failed). */
   aheadPauseUntil: number
+  /** Recent request rate in this process, for adaptive prefetch. */
   rate: RequestRate
+}
+
+/** Where retired units go (settlement.ts queues them for return to their windows). */
+export interface ReturnQueue {
+  queueReturn(id: string, dayStart: number, monthStart: number, units: number): void
 }
 
 export function newAccount(id: string, now: number): Acct {
@@ -74,18 +79,18 @@ export function windowsStale(a: Acct, now: number): boolean {
 }
 
 /** Queues the account's unused units for return; the view keeps `remaining` unchanged. */
-export function retire(a: Acct, settlement: Settlement): void {
+export function retire(a: Acct, returns: ReturnQueue): void {
   if (a.units <= 0) return
   const n = a.units
   a.units = 0
   a.dayUsed -= n
   a.monthUsed -= n
-  settlement.queueReturn(a.id, a.dayStart, a.monthStart, n)
+  returns.queueReturn(a.id, a.dayStart, a.monthStart, n)
 }
 
 /** The clock left the account's day: its units go back to the old windows; the view starts over. */
-export function roll(a: Acct, now: number, settlement: Settlement): void {
-  retire(a, settlement)
+export function roll(a: Acct, now: number, returns: ReturnQueue): void {
+  retire(a, returns)
   const d = dayWindow(now)
   const m = monthWindow(now)
   a.dayStart = d.start
