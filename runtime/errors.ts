@@ -25,6 +25,8 @@ export const ERROR_CODES = {
   unknown_sort_field: { status: 400, title: 'Bad Request', mcp: 'bad_request' },
   unknown_field: { status: 400, title: 'Bad Request', mcp: 'bad_request' },
   invalid_id: { status: 400, title: 'Bad Request', mcp: 'bad_request' },
+  // a statement cancelled for its own cost (statement_timeout): charged like any 4xx, not refunded
+  query_too_expensive: { status: 400, title: 'Bad Request', mcp: 'bad_filter' },
   // routing / lookup
   not_found: { status: 404, title: 'Not Found', mcp: 'not_found' },
   method_not_allowed: { status: 405, title: 'Method Not Allowed', mcp: 'bad_request' },
@@ -69,6 +71,14 @@ export class ApiError extends Error {
     this.title = ERROR_CODES[code].title
     this.extras = extras
   }
+}
+
+/** The challenge every 401 carries (docs/decisions.md: 401 with `WWW-Authenticate: Basic realm="orgscan"`). */
+const CHALLENGE = { 'WWW-Authenticate': 'Basic realm="orgscan", charset="UTF-8"' }
+
+/** A 401: the credential is missing, invalid, revoked, or its account no longer exists. */
+export function unauthorized(detail: string): ApiError {
+  return new ApiError('unauthorized', detail, { headers: CHALLENGE })
 }
 
 export function isApiError(e: unknown): e is ApiError {

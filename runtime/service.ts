@@ -10,12 +10,13 @@ import { compileRegistry } from './registry.ts'
 import { openDatabase, type Database } from './db/connect.ts'
 import { migrate } from './db/migrate.ts'
 import { resolvePepper } from './secrets.ts'
-import { ApiKeyAuthenticator, parseBasic, unauthorized } from './auth/api-keys.ts'
+import { ApiKeyAuthenticator, parseBasic } from './auth/api-keys.ts'
+import { unauthorized } from './errors.ts'
 import { createLogger, type Logger } from './log.ts'
 import type { ServiceContext } from './service-context.ts'
 import { buildRestRouter, VERSION_HEADER } from './http/rest.ts'
 import { createHttpServer } from './http/server.ts'
-import { quotaFactory } from './quota/factory.ts'
+import { quotaFactory, type QuotaFactory } from './quota/factory.ts'
 import { BurstGuard, sendBare429 } from './quota/burst-guard.ts'
 import type { QuotaService } from './quota/types.ts'
 import type { Principal } from './auth/principal.ts'
@@ -42,7 +43,7 @@ export interface ServiceOptions {
   /** Called after migrations on a fresh database (demo seed). */
   onEmptyDatabase?: (ctx: { db: Database; pepper: string; resources: ServiceContext['resources'] }) => Promise<void>
   /** The quota engine; default: the leasing PostgreSQL engine (runtime/quota/factory.ts). */
-  quota?: (ctx: { sql: Database['sql']; clock: Clock; log: Logger; embedded: boolean }) => QuotaService
+  quota?: QuotaFactory
 }
 
 export interface RunningService {

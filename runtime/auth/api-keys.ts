@@ -6,7 +6,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type postgres from 'postgres'
-import { ApiError } from '../errors.ts'
+import { unauthorized } from '../errors.ts'
 import { withDeadline } from '../db/deadline.ts'
 import { classifyDbError } from '../db/errors.ts'
 import type { Principal } from './principal.ts'
@@ -31,8 +31,7 @@ export function newSecret(): string {
   return randomBytes(32).toString('base64url')
 }
 
-const WWW = { 'WWW-Authenticate': 'Basic realm="orgscan", charset="UTF-8"' }
-export const unauthorized = (detail: string) => new ApiError('unauthorized', detail, { headers: WWW })
+/** The 401 constructor lives in runtime/errors.ts; re-exported here for existing importers. */
 
 interface CachedKey {
   hash: Buffer

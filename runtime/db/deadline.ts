@@ -1,31 +1,61 @@
 /**
- * A deadline for request-path queries. postgres.js can drop a query sent while its connection is failing,
- * leaving the promise pending forever; a request must still end: after `ms` the query is cancelled (best
- * effort) and the request fails with 503.
+ * Deadlines for database calls. postgres.js can drop a query sent while its connection is failing, leaving
+ * the promise pending forever; a caller must still get an answer. After the deadline the caller's promise
+ * rejects; the query itself may still answer or fail later, and that late outcome goes to the optional
+ * late callbacks (e.g. the quota gives a late grant back), never to the caller.
  */
 import { ApiError } from '../errors.ts'
 
 export const QUERY_DEADLINE_MS = 15_000
 
-export function withDeadline<T>(q: PromiseLike<T> & { cancel?: () => unknown }, ms = QUERY_DEADLINE_MS): Promise<T> {
+export interface Deadline<T> {
+  /** How long the caller waits. */
+  ms: number
+  /** The error the caller gets when the deadline passes; called once, at that moment. */
+  expired: () => Error
+  /** Cancel the query at the deadline (best effort, when it has `cancel()`). */
+  cancel?: boolean
+  /** The query answered after the deadline: nobody else sees this value. */
+  onLateAnswer?: (v: T) => void
+  /** The query failed after the deadline. */
+  onLateError?: (e: unknown) => void
+}
+
+/** Waits for `q` at most `d.ms`; a late answer or failure goes to `d`'s callbacks. */
+export function raceDeadline<T>(q: PromiseLike<T> & { cancel?: () => unknown }, d: Deadline<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
+    let expired = false
     const timer = setTimeout(() => {
-      try {
-        void Promise.resolve(q.cancel?.()).catch(() => undefined)
-      } catch {
-        // cancelling is best effort
+      expired = true
+      if (d.cancel) {
+        try {
+          void Promise.resolve(q.cancel?.()).catch(() => undefined)
+        } catch {
+          // cancelling is best effort
+        }
       }
-      reject(new ApiError('service_unavailable', 'The database did not answer in time; retry shortly.'))
-    }, ms)
+      reject(d.expired())
+    }, d.ms)
     q.then(
       (v) => {
         clearTimeout(timer)
-        resolve(v)
+        if (!expired) resolve(v)
+        else d.onLateAnswer?.(v)
       },
       (e: unknown) => {
         clearTimeout(timer)
-        reject(e)
+        if (!expired) reject(e)
+        else d.onLateError?.(e)
       },
     )
+  })
+}
+
+/** The request-path deadline: after `ms` the query is cancelled (best effort) and the request fails with 503. */
+export function withDeadline<T>(q: PromiseLike<T> & { cancel?: () => unknown }, ms = QUERY_DEADLINE_MS): Promise<T> {
+  return raceDeadline(q, {
+    ms,
+    cancel: true,
+    expired: () => new ApiError('service_unavailable', 'The database did not answer in time; retry shortly.'),
   })
 }
