@@ -29,3 +29,5 @@ export const registry: readonly Resource[] = [
   installedPackages, issues, recommendations, orgLimits, licenseUsages, sfProfiles, permissionSets, loginActivity,
   loginActivityOverview, codeCounts, classTypes, esLints, pmds, items, flows, triggers, workflows,
 ]
+
+export { prompts } from './prompts.ts'

@@ -1,9 +1,20 @@
 import { defineResource, f } from '../runtime/define.ts'
 
-export const ISSUE_CATEGORIES = [
-  'security', 'performance', 'data_quality', 'technical_debt', 'limits', 'licensing', 'automation', 'code_quality',
-  'adoption', 'configuration',
-] as const
+/** The categories of issues, each with a title and a one-line description (served as `service://issue-categories`). */
+export const ISSUE_CATEGORY_LABELS = {
+  security: { title: 'Security', description: 'Permissions, sharing and access that expose data or admin powers more widely than needed.' },
+  performance: { title: 'Performance', description: 'Configuration or code that slows pages, automations or integrations down.' },
+  data_quality: { title: 'Data quality', description: 'Fields and records that are empty, duplicated, inconsistent or never maintained.' },
+  technical_debt: { title: 'Technical debt', description: 'Outdated API versions, dead code and customizations nobody uses any more.' },
+  limits: { title: 'Limits', description: 'Org limits and allocations close to their cap (API calls, storage, permission sets).' },
+  licensing: { title: 'Licensing', description: 'Licenses assigned to inactive users, expiring, or bought and never used.' },
+  automation: { title: 'Automation', description: 'Legacy workflow rules and Process Builder, overlapping flows and triggers.' },
+  code_quality: { title: 'Code quality', description: 'Static-analysis findings in Apex, Lightning Web Components and Aura.' },
+  adoption: { title: 'Adoption', description: 'Features, objects and clouds users were licensed for but do not use.' },
+  configuration: { title: 'Configuration', description: 'Settings that differ from the platform\'s recommendations.' },
+} as const
+
+export const ISSUE_CATEGORIES = Object.keys(ISSUE_CATEGORY_LABELS) as (keyof typeof ISSUE_CATEGORY_LABELS)[]
 
 export const issues = defineResource({
   name: 'issues',
@@ -14,7 +25,11 @@ export const issues = defineResource({
   fields: {
     issueKey: f.text({ description: 'Stable across scans; Base64URL-encode it in paths.' }),
     title: f.text(),
-    category: f.enum(ISSUE_CATEGORIES, { description: 'See the issue-categories resource.' }),
+    category: f.enum(ISSUE_CATEGORIES, {
+      description: 'One of the issue categories; service://issue-categories describes each.',
+      labels: ISSUE_CATEGORY_LABELS,
+      catalog: 'service://issue-categories',
+    }),
     priority: f.int({ description: '1 (low) – 4 (critical).' }),
     effort: f.int({ description: '1 (trivial) – 5 (major).' }),
     namespace: f.text({ nullable: true }),

@@ -37,6 +37,25 @@ export interface Config {
   statementTimeoutMs: number
   /** Fair share per process (docs/decisions.md): requests of one account reading at once, waiting, and the longest wait. */
   fairShare: { perAccount: number | 'auto'; queueDepth: number; maxWaitMs: number }
+  /** MCP server (docs/mcp.md). */
+  mcp: McpConfig
+}
+
+export interface McpConfig {
+  /** A listener of its own for MCP (and its `GET /`); undefined: MCP is served on the REST listener. */
+  port?: number
+  /** MCP's version table (independent of REST's). */
+  versions: VersionEntry[]
+  /** Largest request body, bytes. */
+  maxBodyBytes: number
+  /** A session idle this long has expired, ms. */
+  sessionIdleMs: number
+  /** Live sessions one account may hold. */
+  sessionsPerAccount: number
+  /** Browser origins allowed to call MCP besides loopback ones (DNS-rebinding protection). */
+  allowedOrigins: string[]
+  /** Host names MCP answers to; empty: any when listening beyond loopback, loopback names only on a loopback listener. */
+  allowedHosts: string[]
 }
 
 export type Clock = () => number
@@ -71,7 +90,16 @@ const EnvSchema = v.object({
   ORGSCAN_ACCOUNT_CONCURRENCY: v.optional(v.union([v.literal('auto'), intFromEnv(1, 1000)]), 'auto'),
   ORGSCAN_ACCOUNT_QUEUE: v.optional(intFromEnv(0, 100_000), '1000'),
   ORGSCAN_ACCOUNT_QUEUE_WAIT_MS: v.optional(intFromEnv(0, 600_000), '15000'),
+  MCP_PORT: v.optional(intFromEnv(0, 65535)),
+  ORGSCAN_MCP_VERSIONS: v.optional(v.string()),
+  ORGSCAN_MCP_MAX_BODY_BYTES: v.optional(intFromEnv(1024, 100_000_000), '1048576'),
+  ORGSCAN_MCP_SESSION_IDLE_MS: v.optional(intFromEnv(1000, 2_592_000_000), '3600000'),
+  ORGSCAN_MCP_SESSIONS_PER_ACCOUNT: v.optional(intFromEnv(1, 1_000_000), '1000'),
+  ORGSCAN_MCP_ALLOWED_ORIGINS: v.optional(v.string(), ''),
+  ORGSCAN_ALLOWED_HOSTS: v.optional(v.string(), ''),
 })
+
+const list = (s: string) => s.split(',').map((x) => x.trim()).filter((x) => x !== '')
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -101,16 +129,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`)
   }
   const e = parsed.output
-  let versions = DEFAULT_VERSIONS
-  if (e.ORGSCAN_VERSIONS) {
+  const versionTable = (name: string, raw: string | undefined): VersionEntry[] => {
+    if (!raw) return DEFAULT_VERSIONS
     let json: unknown
     try {
-      json = JSON.parse(e.ORGSCAN_VERSIONS)
+      json = JSON.parse(raw)
     } catch {
-      throw new ConfigError('ORGSCAN_VERSIONS must be JSON, e.g. [{"name":"v1","status":"current"}]')
+      throw new ConfigError(`${name} must be JSON, e.g. [{"name":"v1","status":"current"}]`)
     }
-    versions = validateVersions(json)
+    return validateVersions(json)
   }
+  const versions = versionTable('ORGSCAN_VERSIONS', e.ORGSCAN_VERSIONS)
+  const mcpVersions = versionTable('ORGSCAN_MCP_VERSIONS', e.ORGSCAN_MCP_VERSIONS)
   return {
     port: e.PORT,
     host: e.HOST,
@@ -127,6 +157,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     burstGuard: { enabled: e.ORGSCAN_BURST_GUARD === 'on', ratePerSecond: e.ORGSCAN_BURST_RATE, burst: e.ORGSCAN_BURST_SIZE },
     statementTimeoutMs: e.ORGSCAN_STATEMENT_TIMEOUT_MS,
     fairShare: { perAccount: e.ORGSCAN_ACCOUNT_CONCURRENCY, queueDepth: e.ORGSCAN_ACCOUNT_QUEUE, maxWaitMs: e.ORGSCAN_ACCOUNT_QUEUE_WAIT_MS },
+    mcp: {
+      port: e.MCP_PORT,
+      versions: mcpVersions,
+      maxBodyBytes: e.ORGSCAN_MCP_MAX_BODY_BYTES,
+      sessionIdleMs: e.ORGSCAN_MCP_SESSION_IDLE_MS,
+      sessionsPerAccount: e.ORGSCAN_MCP_SESSIONS_PER_ACCOUNT,
+      allowedOrigins: list(e.ORGSCAN_MCP_ALLOWED_ORIGINS).map((o) => o.toLowerCase().replace(/\/+$/, '')),
+      allowedHosts: list(e.ORGSCAN_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
+    },
     ...overrides,
   }
 }

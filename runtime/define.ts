@@ -135,3 +135,57 @@ export function defineResource<const F extends FieldMap>(decl: ResourceDeclarati
 }
 
 export type { FieldSpec as Field }
+
+/**
+ * An MCP prompt: a recipe an assistant follows, written as the exact tool calls to make. The runtime renders it as
+ * text (and a JSON plan), and validates it at start-up against the registry: every tool must exist and every step's
+ * arguments — filters and sorts included — must be accepted by that tool, so a prompt cannot name what does not work.
+ */
+export interface PromptDeclaration {
+  /** snake_case, unique among prompts. */
+  name: string
+  title: string
+  description: string
+  arguments: readonly PromptArgument[]
+  /** What the assistant is asked to do; `args` are the caller's arguments (strings), `today` is YYYY-MM-DD (UTC). */
+  task: (ctx: PromptContext) => string
+  /** The calls to make, in order. */
+  steps: (ctx: PromptContext) => readonly PromptStep[]
+  /** How to report the results. */
+  report: string
+}
+
+export interface PromptArgument {
+  name: string
+  description: string
+  required?: boolean
+  /**
+   * Completion of the argument's values: `org` completes the caller's org ids; `field:<resource>.<field>` the values
+   * of an enum field.
+   */
+  complete?: 'org' | `field:${string}`
+}
+
+export interface PromptContext {
+  args: Readonly<Record<string, string | undefined>>
+  today: string
+}
+
+/**
+ * One tool call. Argument values may refer to the records of an earlier step: `$item.<field>` (with `each`: the
+ * call is made once per record) or `$items.<field>` (the values of the first `take` records, comma-separated, e.g.
+ * inside `in(...)`).
+ */
+export interface PromptStep {
+  tool: string
+  arguments: Readonly<Record<string, string | number | undefined>>
+  /** Why this call: one sentence for the assistant. */
+  why: string
+  /** The earlier step (1-based) whose records `$item`/`$items` refer to, and how many of them. */
+  from?: { step: number; take: number; each?: boolean }
+}
+
+/** Declares an MCP prompt. */
+export function definePrompt(p: PromptDeclaration): PromptDeclaration {
+  return p
+}

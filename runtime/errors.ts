@@ -15,29 +15,35 @@ export const ERROR_CODES = {
   // fair share: too many requests of one account at once (docs/decisions.md "Fair share")
   concurrency_limited: { status: 429, title: 'Too Many Requests', mcp: 'rate_limited' },
   // parse / plan (contract §4.1, §7)
-  invalid_parameter: { status: 400, title: 'Bad Request', mcp: 'bad_request' },
-  unknown_parameter: { status: 400, title: 'Bad Request', mcp: 'bad_request' },
+  invalid_parameter: { status: 400, title: 'Bad Request', mcp: 'bad_filter' },
+  unknown_parameter: { status: 400, title: 'Bad Request', mcp: 'bad_filter' },
   filter_parse_error: { status: 400, title: 'Bad Request', mcp: 'bad_filter' },
   unknown_filter_field: { status: 400, title: 'Bad Request', mcp: 'bad_filter' },
   invalid_filter_value: { status: 400, title: 'Bad Request', mcp: 'bad_filter' },
   unsupported_filter_operator: { status: 400, title: 'Bad Request', mcp: 'bad_filter' },
   filter_too_complex: { status: 400, title: 'Bad Request', mcp: 'bad_filter' },
-  unknown_sort_field: { status: 400, title: 'Bad Request', mcp: 'bad_request' },
-  unknown_field: { status: 400, title: 'Bad Request', mcp: 'bad_request' },
-  invalid_id: { status: 400, title: 'Bad Request', mcp: 'bad_request' },
+  unknown_sort_field: { status: 400, title: 'Bad Request', mcp: 'bad_filter' },
+  unknown_field: { status: 400, title: 'Bad Request', mcp: 'bad_filter' },
+  invalid_id: { status: 400, title: 'Bad Request', mcp: 'bad_filter' },
   // a statement cancelled for its own cost (statement_timeout): charged like any 4xx, not refunded
   query_too_expensive: { status: 400, title: 'Bad Request', mcp: 'bad_filter' },
   // routing / lookup
   not_found: { status: 404, title: 'Not Found', mcp: 'not_found' },
-  method_not_allowed: { status: 405, title: 'Method Not Allowed', mcp: 'bad_request' },
+  method_not_allowed: { status: 405, title: 'Method Not Allowed', mcp: 'bad_filter' },
   gone: { status: 410, title: 'Gone', mcp: 'not_found' },
-  payload_too_large: { status: 413, title: 'Payload Too Large', mcp: 'bad_request' },
-  expectation_failed: { status: 417, title: 'Expectation Failed', mcp: 'bad_request' },
-  headers_too_large: { status: 431, title: 'Request Header Fields Too Large', mcp: 'bad_request' },
+  payload_too_large: { status: 413, title: 'Payload Too Large', mcp: 'bad_filter' },
+  expectation_failed: { status: 417, title: 'Expectation Failed', mcp: 'bad_filter' },
+  headers_too_large: { status: 431, title: 'Request Header Fields Too Large', mcp: 'bad_filter' },
   // server faults
   internal_error: { status: 500, title: 'Internal Server Error', mcp: 'server_error' },
   service_unavailable: { status: 503, title: 'Service Unavailable', mcp: 'server_error' },
-} as const satisfies Record<string, { status: number; title: string; mcp: string }>
+} as const satisfies Record<string, { status: number; title: string; mcp: McpErrorCode }>
+
+/**
+ * The closed set of `structuredContent.error` codes of failed MCP tool calls. `bad_filter` is MCP's one code for a
+ * client's invalid query, whatever argument is at fault (docs/decisions.md "MCP errors").
+ */
+export type McpErrorCode = 'bad_filter' | 'rate_limited' | 'not_found' | 'access_denied' | 'server_error'
 
 export type ErrorCode = keyof typeof ERROR_CODES
 
@@ -53,6 +59,12 @@ export interface ErrorExtras {
   allowed?: readonly (string | number)[]
   /** Seconds to wait (rate limit). Rendered as Retry-After, not in the body. */
   retryAfterSeconds?: number
+  /** The limit that was reached (requests at once, for `concurrency_limited`). */
+  limit?: number
+  /** The OAuth scope a call lacks (`access_denied`). */
+  scope?: string
+  /** Answer with the bare status: no body and no rate-limit headers (the shedding form of a 429). */
+  bare?: boolean
   /** Extra HTTP headers to send with the error (e.g. WWW-Authenticate, Allow). */
   headers?: Record<string, string>
 }
@@ -93,6 +105,6 @@ export function toApiError(e: unknown): ApiError {
 
 /** The REST error envelope (DESIGN.md; contract §7 fixes status/title/detail for 429). */
 export function errorBody(err: ApiError): { error: Record<string, unknown> } {
-  const { headers: _h, retryAfterSeconds: _r, ...rest } = err.extras
+  const { headers: _h, retryAfterSeconds: _r, bare: _b, ...rest } = err.extras
   return { error: { status: err.status, title: err.title, detail: err.message, code: err.code, ...rest } }
 }

@@ -19,6 +19,15 @@ export interface FieldSpec {
   readonly description?: string
   /** SQL expression over the table alias `t` instead of the plain column (derived values). */
   readonly expr?: string
+  /** `enum`: a title and a one-line description of each value (documentation, MCP value lookups). */
+  readonly labels?: Readonly<Record<string, EnumLabel>>
+  /** `enum`: the address of a document listing the values with their labels, e.g. `service://issue-categories`. */
+  readonly catalog?: string
+}
+
+export interface EnumLabel {
+  readonly title: string
+  readonly description: string
 }
 
 type Opts = { nullable?: boolean; description?: string; expr?: string }
@@ -37,7 +46,10 @@ export const f = {
   ts: (o?: Opts) => spec('ts', o),
   /** Calendar date, `YYYY-MM-DD` on the wire. */
   date: (o?: Opts) => spec('date', o),
-  enum: <const T extends readonly string[]>(values: T, o?: Opts) => spec('enum', o, { values }),
+  enum: <const T extends readonly string[]>(
+    values: T,
+    o?: Opts & { labels?: Readonly<Record<T[number], EnumLabel>>; catalog?: string },
+  ) => spec('enum', o, { values, labels: o?.labels, catalog: o?.catalog }),
   textArray: (o?: Opts) => spec('textArray', o),
   json: (schema: v.GenericSchema, o?: Opts) => spec('json', o, { schema }),
 }

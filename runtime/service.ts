@@ -14,8 +14,13 @@ import { ApiKeyAuthenticator, parseBasic } from './auth/api-keys.ts'
 import { unauthorized } from './errors.ts'
 import { createLogger, type Logger } from './log.ts'
 import type { ServiceContext } from './service-context.ts'
-import { buildRestRouter, VERSION_HEADER } from './http/rest.ts'
-import { createHttpServer } from './http/server.ts'
+import { buildDiscoveryRoutes, buildRestRouter, VERSION_HEADER } from './http/rest.ts'
+import { createHttpServer, type HttpServerOptions } from './http/server.ts'
+import type { PromptDeclaration } from './define.ts'
+import { buildCatalog } from './mcp/server.ts'
+import { buildMcpRouter } from './mcp/endpoint.ts'
+import { McpSessions } from './mcp/sessions.ts'
+import type { McpTool } from './mcp/resource-tools.ts'
 import { quotaFactory, type QuotaFactory } from './quota/factory.ts'
 import { BurstGuard, sendBare429 } from './quota/burst-guard.ts'
 import type { QuotaService } from './quota/types.ts'
@@ -23,6 +28,16 @@ import type { Principal } from './auth/principal.ts'
 import { createPipeline } from './pipeline/pipeline.ts'
 import { FairShare } from './pipeline/fair-share.ts'
 import { PreparedShapes } from './db/prepared-shapes.ts'
+
+function listen(server: Server, port: number, host: string): Promise<Server> {
+  return new Promise<Server>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve(server)
+    })
+  })
+}
 
 /** Connections of the control pool (quota leases and returns, key lookups, lastUsedAt, administration). */
 const CONTROL_POOL_SIZE = 2
@@ -42,12 +57,19 @@ export interface ServiceOptions {
   registry: readonly Resource[]
   /** Called after migrations on a fresh database (demo seed). */
   onEmptyDatabase?: (ctx: { db: Database; pepper: string; resources: ServiceContext['resources'] }) => Promise<void>
+  /** The MCP prompts (resources/prompts.ts); passed in like the registry. */
+  prompts?: readonly PromptDeclaration[]
+  /** Extra MCP tools, for tests (a tool needing `mcp:write`, the conformance suite's schema probe). */
+  mcpExtraTools?: readonly McpTool[]
   /** The quota engine; default: the leasing PostgreSQL engine (runtime/quota/factory.ts). */
   quota?: QuotaFactory
 }
 
 export interface RunningService {
+  /** The REST listener's root URL. */
   url: string
+  /** The MCP endpoint (on the REST listener, or on MCP_PORT). */
+  mcpUrl: string
   port: number
   server: Server
   ctx: ServiceContext
@@ -70,6 +92,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   })
   let auth: ApiKeyAuthenticator | undefined
   let quota: QuotaService | undefined
+  let sessions: McpSessions | undefined
+  let closeMcp: (() => Promise<void>) | undefined
+  const servers: Server[] = []
   try {
     await migrate(db.sql, (line) => log.info({ msg: line }))
     const pepper = await resolvePepper({ configured: config.pepper, dataDir: config.dataDir, embedded: db.kind === 'embedded', sql: db.sql, log })
@@ -97,11 +122,15 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       },
     })
     const ctx: ServiceContext = { config, clock, resources, log, quota, pipeline }
+    const catalog = buildCatalog({ resources, prompts: opts.prompts ?? [], versions: config.mcp.versions, clock, extraTools: opts.mcpExtraTools })
+    sessions = new McpSessions(db.sql, { idleMs: config.mcp.sessionIdleMs, maxPerAccount: config.mcp.sessionsPerAccount }, clock, log)
+    const mcp = buildMcpRouter({ ctx, catalog, sessions })
+    closeMcp = mcp.close
     const guard = new BurstGuard({ ...config.burstGuard, clock })
-    const server = createHttpServer([buildRestRouter(ctx)], {
-      // §9: every response under /v1 carries the version that handled it, errors included.
-      headersFor: (path): Record<string, string> => (path === '/v1' || path.startsWith('/v1/') ? { [VERSION_HEADER]: '1' } : {}),
-      // Edge shedding before anything else: a bare 429, no body, no X-RateLimit-* (contract §7, form 2).
+    const options: HttpServerOptions = {
+      // Every REST response under /v1 carries the version that handled it, errors included; MCP responses do not.
+      headersFor: (path): Record<string, string> => ((path === '/v1' || path.startsWith('/v1/')) && path !== '/v1/mcp' ? { [VERSION_HEADER]: '1' } : {}),
+      // Edge shedding before anything else: a bare 429, no body, no X-RateLimit-*.
       onRequest: config.burstGuard.enabled
         ? (req, res) => {
             if (guard.allow(req.socket.remoteAddress)) return true
@@ -109,17 +138,18 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
             return false
           }
         : undefined,
-    })
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject)
-      server.listen(config.port, config.host, () => resolve())
-    })
-    const port = (server.address() as AddressInfo).port
-    const host = config.host.includes(':') ? `[${config.host}]` : config.host
+    }
+    const rest = [buildDiscoveryRoutes(config.versions, clock), buildRestRouter(ctx)]
+    const separateMcp = config.mcp.port !== undefined
+    const server = await listen(createHttpServer(separateMcp ? rest : [...rest, mcp.routes], options), config.port, config.host)
+    servers.push(server)
+    if (separateMcp) servers.push(await listen(createHttpServer([buildDiscoveryRoutes(config.mcp.versions, clock), mcp.routes], options), config.mcp.port!, config.host))
+    const address = (s: Server) => `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${(s.address() as AddressInfo).port}`
     let closed = false
     return {
-      url: `http://${host}:${port}`,
-      port,
+      url: address(server),
+      mcpUrl: `${address(servers.at(-1)!)}/v1/mcp`,
+      port: (server.address() as AddressInfo).port,
       server,
       ctx,
       db,
@@ -127,14 +157,21 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       async close() {
         if (closed) return
         closed = true
-        server.closeAllConnections()
-        await new Promise<void>((r) => server.close(() => r()))
+        await Promise.all(servers.map((s) => new Promise<void>((r) => {
+          s.closeAllConnections()
+          s.close(() => r())
+        })))
+        await closeMcp?.()
+        sessions?.close()
         await a.close()
         await quota!.close()
         await db.close()
       },
     }
   } catch (e) {
+    for (const s of servers) s.close()
+    sessions?.close()
+    await closeMcp?.().catch(() => undefined)
     await auth?.close().catch(() => undefined)
     await quota?.close().catch(() => undefined)
     await db.close().catch(() => undefined)

@@ -1,5 +1,5 @@
 /** `orgscan serve`: starts the service, seeds demo data on an empty database, prints how to call it. */
-import { registry } from '../../resources/index.ts'
+import { prompts, registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
 import type { Config } from '../../runtime/config.ts'
 import { startService } from '../../runtime/service.ts'
@@ -14,6 +14,7 @@ export async function serve(config: Config, opts: { json: boolean }): Promise<vo
   const say = (s: string) => process.stderr.write(s + '\n')
   const svc = await startService(config, {
     registry,
+    prompts,
     log,
     onEmptyDatabase: async ({ db, pepper, resources }) => {
       if (!config.seedDemo) return

@@ -6,32 +6,19 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import FindMyWay, { type HTTPVersion } from 'find-my-way'
 import { ApiError, toApiError } from '../errors.ts'
 import type { ServiceContext } from '../service-context.ts'
-import type { ReadResult } from '../read.ts'
+import { renderRead } from '../envelope.ts'
 import type { Operation } from '../pipeline/pipeline.ts'
 import { parseQuery } from './query.ts'
 import { sendError, sendJson, type Headers } from './respond.ts'
 import { discoveryPayload, versionState } from '../versions.ts'
-import type { ListPlan } from '../plan.ts'
+import type { Clock, VersionEntry } from '../config.ts'
+import type { Routes } from './server.ts'
 
 export const VERSION_HEADER = 'X-Orgscan-API-Version'
 
 type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string | undefined>, qs: string) => Promise<void>
 
-function selfLinks(path: string, qs: string, plan: ListPlan, hasMore: boolean): string {
-  const make = (offset: number | null) => {
-    const p = new URLSearchParams(qs)
-    if (offset === null) return path + (qs ? `?${p.toString()}` : '')
-    p.set('offset', String(offset))
-    if (plan.requestedLimit !== undefined) p.set('limit', String(plan.limit))
-    return `${path}?${p.toString()}`
-  }
-  const links: Record<string, string> = { self: make(null) }
-  if (hasMore) links.next = make(plan.offset + plan.limit)
-  if (plan.offset > 0) links.prev = make(Math.max(0, plan.offset - plan.limit))
-  return JSON.stringify(links)
-}
-
-export function buildRestRouter(ctx: ServiceContext) {
+export function buildRestRouter(ctx: ServiceContext): Routes {
   const router = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: true, caseSensitive: true, maxParamLength: 512 })
 
   const versionHeaders = (): Headers | ApiError => {
@@ -59,7 +46,7 @@ export function buildRestRouter(ctx: ServiceContext) {
     const headers = out.rate ? { ...vh, ...out.rate.headers } : vh
     if (!out.ok) return sendError(res, out.error, headers)
     if (out.kind === 'quota') return sendJson(res, 200, JSON.stringify({ data: { rateLimit: out.state } }), headers)
-    sendJson(res, 200, render(out.result, (req.url ?? '').split('?')[0], qs), headers)
+    sendJson(res, 200, renderRead(out.result, (req.url ?? '').split('?')[0], qs), headers)
   }
 
   const add = (path: string, h: Handler) => {
@@ -82,23 +69,16 @@ export function buildRestRouter(ctx: ServiceContext) {
   add('/v1/account/quota', quota)
   add('/v1/orgs/:orgId/quota', quota)
 
-  router.on(['GET', 'HEAD'], '/', (_req, res) => {
-    sendJson(res as ServerResponse, 200, JSON.stringify(discoveryPayload(ctx.config.versions, ctx.clock)))
-  })
-  return router
+  return { router, allow: ['GET', 'HEAD'] }
 }
 
-/** The REST body of a read: `{data}` for one record, the list envelope `{data, meta, links}` for a list. */
-function render(result: ReadResult, path: string, qs: string): string {
-  if (result.kind === 'one') return `{"data":${result.data}}`
-  const { plan } = result
-  const meta: Record<string, unknown> = { count: result.count, hasMore: result.hasMore }
-  if (!result.unpaged) {
-    meta.limit = plan.limit
-    meta.offset = plan.offset
-    if (plan.requestedLimit !== undefined) meta.requestedLimit = plan.requestedLimit
-  }
-  return `{"data":${result.data},"meta":${JSON.stringify(meta)},"links":${selfLinks(path, qs, plan, result.hasMore)}}`
+/** `GET /`: the unauthenticated, unversioned version table of the surface a listener serves. */
+export function buildDiscoveryRoutes(versions: readonly VersionEntry[], clock: Clock): Routes {
+  const router = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: false, caseSensitive: true })
+  router.on(['GET', 'HEAD'], '/', (_req, res) => {
+    sendJson(res as ServerResponse, 200, JSON.stringify(discoveryPayload(versions, clock)))
+  })
+  return { router, allow: ['GET', 'HEAD'] }
 }
 
 export function rawQuery(url: string | undefined): string {

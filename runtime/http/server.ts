@@ -12,7 +12,13 @@ import { sendError } from './respond.ts'
 
 export type Router = {
   lookup(req: IncomingMessage, res: ServerResponse): unknown
-  find(method: 'GET', path: string): unknown
+  find(method: 'GET' | 'POST' | 'DELETE' | 'HEAD' | 'PUT' | 'PATCH' | 'OPTIONS', path: string): unknown
+}
+
+/** A router and the methods its paths answer, for the `Allow` header of a 405. */
+export interface Routes {
+  router: Router
+  allow: readonly string[]
 }
 
 const MAX_URL = 8192
@@ -35,7 +41,7 @@ function rawError(status: number, title: string, code: string, detail: string): 
   return `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
 }
 
-export function createHttpServer(routers: Router[], opts: HttpServerOptions = {}): Server {
+export function createHttpServer(routes: readonly Routes[], opts: HttpServerOptions = {}): Server {
   const sockets = new WeakMap<Socket, SocketState>()
   const stateOf = (socket: Socket): SocketState => {
     let st = sockets.get(socket)
@@ -58,17 +64,16 @@ export function createHttpServer(routers: Router[], opts: HttpServerOptions = {}
       const path = url.split('?')[0]
       const method = req.method ?? 'GET'
       const headers = opts.headersFor?.(path) ?? {}
-      for (const r of routers) {
-        if (method !== 'GET' && method !== 'HEAD') {
-          if (r.find('GET', path)) {
-            return sendError(res, new ApiError('method_not_allowed', `${method} is not allowed here; this API is read-only.`, { headers: { Allow: 'GET, HEAD' } }), headers)
-          }
-          continue
-        }
-        if (r.find('GET', path)) {
-          r.lookup(req, res)
-          return
-        }
+      const found = routes.find((r) => r.allow.includes(method) && r.router.find(method as 'GET', path))
+      if (found) {
+        found.router.lookup(req, res)
+        return
+      }
+      // The path exists for other methods: 405 with the methods it takes.
+      const other = routes.find((r) => r.router.find(r.allow[0] as 'GET', path))
+      if (other) {
+        const detail = other.allow.includes('GET') ? `${method} is not allowed here; this API is read-only.` : `${method} is not allowed here.`
+        return sendError(res, new ApiError('method_not_allowed', detail, { headers: { Allow: other.allow.join(', ') } }), headers)
       }
       sendError(res, new ApiError('not_found', 'No such endpoint. Endpoints are under /v1/; GET / lists the versions.'), headers)
     } catch {

@@ -37,7 +37,7 @@ export function concurrencyLimited(perAccount: number): ApiError {
   return new ApiError(
     'concurrency_limited',
     `Too many requests of this account are in progress (at most ${perAccount} at once). Retry after 1 seconds.`,
-    { retryAfterSeconds: 1 },
+    { retryAfterSeconds: 1, limit: perAccount },
   )
 }
 

@@ -13,7 +13,7 @@ import type { Principal } from '../auth/principal.ts'
 import type { Logger } from '../log.ts'
 import type { QueryInput, Surface } from '../plan.ts'
 import type { CompiledResource } from '../registry.ts'
-import type { QuotaChargeWindow, QuotaService, QuotaState } from '../quota/types.ts'
+import type { QuotaCharge, QuotaChargeWindow, QuotaService, QuotaState } from '../quota/types.ts'
 import { read, checkOrgAccess, type ReadDb, type ReadResult } from '../read.ts'
 import { normalizeOrgId } from '../org-id.ts'
 import type { FairShare } from './fair-share.ts'
@@ -28,6 +28,8 @@ export type Operation =
       params: Readonly<Record<string, string | undefined>>
       /** Parsed lazily, inside the pipeline, so that a malformed query is a charged 400 like any other. */
       query: () => QueryInput
+      /** Not charged: reads an MCP client makes while listing or completing (docs/decisions.md "MCP quota"). */
+      free?: boolean
     }
   | { kind: 'quota'; orgId?: string }
 
@@ -58,6 +60,9 @@ export interface PipelineDeps {
   log: Logger
 }
 
+/** The charge of a free read: allowed, nothing counted, no rate-limit headers. */
+const FREE: QuotaCharge = { allowed: true, headers: {} }
+
 export function createPipeline(d: PipelineDeps): Pipeline {
   /** Any failure as an ApiError; anything that is not one is a server fault, logged here with its cause. */
   const failure = (e: unknown, what: string): ApiError => {
@@ -68,7 +73,7 @@ export function createPipeline(d: PipelineDeps): Pipeline {
   async function executeRead(p: Principal, o: Extract<Operation, { kind: 'read' }>, surface: Surface): Promise<Outcome> {
     let charge
     try {
-      charge = await d.quota.charge(p)
+      charge = o.free ? FREE : await d.quota.charge(p)
     } catch (e) {
       return { ok: false, error: failure(e, 'quota') }
     }

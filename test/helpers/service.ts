@@ -3,7 +3,7 @@
  * TEST_DATABASE_URL), seeded with demo data, and gives tests real credentials. Torn down with the test.
  */
 import type { Test } from 'tap'
-import { registry } from '../../resources/index.ts'
+import { prompts, registry } from '../../resources/index.ts'
 import { seedDemo, type SeedResult } from '../../demo/seed.ts'
 import { loadConfig, type Clock, type Config } from '../../runtime/config.ts'
 import { startService, type RunningService, type ServiceOptions } from '../../runtime/service.ts'
@@ -31,7 +31,7 @@ export function basic(keyId: string, secret: string): string {
 
 export async function startTestService(
   t: Test,
-  opts: { config?: Partial<Config>; clock?: Clock; quota?: ServiceOptions['quota']; seed?: boolean } = {},
+  opts: { config?: Partial<Config>; clock?: Clock; quota?: ServiceOptions['quota']; seed?: boolean; mcpExtraTools?: ServiceOptions['mcpExtraTools'] } = {},
 ): Promise<TestService> {
   const db = await createTestDatabase()
   const config = loadConfig({}, {
@@ -47,6 +47,8 @@ export async function startTestService(
   let seed: SeedResult = { accounts: [], orgs: [], users: [] } as unknown as SeedResult
   const svc = await startService(config, {
     registry,
+    prompts,
+    mcpExtraTools: opts.mcpExtraTools,
     clock: opts.clock,
     log: createLogger(() => undefined),
     quota: opts.quota,

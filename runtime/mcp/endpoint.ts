@@ -1,0 +1,153 @@
+/**
+ * The MCP endpoint, Streamable HTTP at `/v1/mcp` (and the unversioned `/mcp` while its lifecycle allows):
+ *
+ * - POST carries JSON-RPC messages. Order: the version's lifecycle (410 once sunset), Host/Origin (403), the body
+ *   (413 over the limit, 400 with −32700 for malformed JSON), authentication of this very request (401 or the
+ *   bare 429 of the pipeline), then the SDK. 2025-era clients (`initialize` handshake) get a session: the answer
+ *   to `initialize` carries `Mcp-Session-Id`, later requests must send it (400 without it, 404 when unknown,
+ *   expired, ended or another account's). 2026-07-28 clients have no sessions.
+ * - DELETE ends the caller's session (200; 404 when there is none).
+ * - GET answers 405 with `Allow: POST, DELETE`: no server-sent-event stream is offered.
+ * No API-version header is sent on MCP responses: MCP reports deprecation in `server_info`, except on the
+ * unversioned `/mcp`, which carries `Deprecation` and `Sunset` until it is removed.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way'
+import { createMcpHandler, isInitializeRequest, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server'
+import { toApiError } from '../errors.ts'
+import type { Principal } from '../auth/principal.ts'
+import type { ServiceContext } from '../service-context.ts'
+import { versionState } from '../versions.ts'
+import { readBody, RPC, sendRpcError, sendWebResponse, toWebRequest } from './http-io.ts'
+import { refuseHostOrOrigin } from './origin.ts'
+import { createMcpServer, scopesOf, type McpCatalog } from './server.ts'
+import type { McpSessions } from './sessions.ts'
+
+/** The unversioned `/mcp` was deprecated when `/v1/mcp` launched and removed on this date (00:00 UTC). */
+export const UNVERSIONED_SUNSET = '2026-06-25'
+
+export const MCP_METHODS = 'POST, DELETE'
+const ALL_METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+
+export interface McpEndpointDeps {
+  ctx: ServiceContext
+  catalog: McpCatalog
+  sessions: McpSessions
+}
+
+type Lifecycle = { gone: false; headers: Record<string, string> } | { gone: true }
+
+export function buildMcpRouter(d: McpEndpointDeps) {
+  const { ctx } = d
+  const { config, clock, pipeline, log } = ctx
+  const serverDeps = { catalog: d.catalog, pipeline, clock, log }
+  const policy = { bindHost: config.host, allowedHosts: config.mcp.allowedHosts, allowedOrigins: config.mcp.allowedOrigins }
+  const modern = createMcpHandler(
+    ({ authInfo }) => createMcpServer(serverDeps, (authInfo?.extra as { principal: Principal }).principal),
+    { legacy: 'reject', maxRequestBodySize: config.mcp.maxBodyBytes, onerror: (err) => log.warn({ msg: 'mcp: request rejected', err: err.message }) },
+  )
+
+  /** One 2025-era request on a fresh stateless transport, answered as JSON (sessions are ours, see McpSessions). */
+  async function legacy(request: Request, body: unknown, principal: Principal): Promise<Response> {
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+    const server = createMcpServer(serverDeps, principal)
+    await server.connect(transport)
+    return transport.handleRequest(request, { parsedBody: body })
+  }
+
+  const lifecycle = (unversioned: boolean): Lifecycle => {
+    if (unversioned) {
+      const sunset = Date.parse(`${UNVERSIONED_SUNSET}T00:00:00Z`)
+      if (clock() >= sunset) return { gone: true }
+      return { gone: false, headers: { Deprecation: 'true', Sunset: new Date(sunset).toUTCString() } }
+    }
+    return versionState(config.mcp.versions, 'v1', clock).state === 'removed' ? { gone: true } : { gone: false, headers: {} }
+  }
+
+  async function authenticate(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>): Promise<Principal | undefined> {
+    try {
+      return await pipeline.authenticate(req.headers.authorization, req.socket.remoteAddress)
+    } catch (e) {
+      const err = toApiError(e)
+      if (err.extras.bare) {
+        res.writeHead(err.status, { 'Content-Length': '0', ...(err.extras.retryAfterSeconds ? { 'Retry-After': String(err.extras.retryAfterSeconds) } : {}) })
+        res.end()
+        return undefined
+      }
+      sendRpcError(res, err.status, RPC.serverError, err.message, { headers: { ...headers, ...(err.extras.headers ?? {}) }, data: { status: err.status, code: err.code } })
+      return undefined
+    }
+  }
+
+  async function post(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>): Promise<void> {
+    const read = await readBody(req, config.mcp.maxBodyBytes)
+    if (!read.ok) {
+      return sendRpcError(res, 413, RPC.invalidRequest, `The request body exceeds ${config.mcp.maxBodyBytes} bytes.`, { headers: { ...headers, Connection: 'close' } })
+    }
+    let body: unknown
+    try {
+      body = JSON.parse(read.text)
+    } catch {
+      return sendRpcError(res, 400, RPC.parseError, 'Parse error: the body is not valid JSON.', { headers })
+    }
+    const principal = await authenticate(req, res, headers)
+    if (!principal) return
+    const request = toWebRequest(req)
+    const id = (body as { id?: unknown } | null)?.id
+    if (!(await isLegacyRequest(request, body))) {
+      const authInfo = { token: '', clientId: principal.credentialId, scopes: [...scopesOf(principal)], extra: { principal } }
+      return sendWebResponse(res, await modern.fetch(request, { parsedBody: body, authInfo }), headers)
+    }
+    const initialize = isInitializeRequest(body)
+    if (!initialize) {
+      const sid = req.headers['mcp-session-id']
+      if (typeof sid !== 'string') return sendRpcError(res, 400, RPC.invalidRequest, 'Bad Request: Mcp-Session-Id header is required; send initialize first.', { id, headers })
+      if (!(await d.sessions.check(principal, sid))) return sendRpcError(res, 404, RPC.sessionNotFound, 'Session not found: it ended or expired; initialize a new one.', { id, headers })
+    }
+    const answer = await legacy(request, body, principal)
+    if (!initialize || answer.status !== 200) return sendWebResponse(res, answer, headers)
+    const params = (body as { params: { protocolVersion: string; clientInfo?: { name?: string; version?: string } } }).params
+    const sid = await d.sessions.create(principal, { protocolVersion: params.protocolVersion, clientName: params.clientInfo?.name, clientVersion: params.clientInfo?.version })
+    if (!sid) {
+      const n = config.mcp.sessionsPerAccount
+      return sendRpcError(res, 429, RPC.serverError, `This account already has ${n} open MCP sessions, the most it may hold. End unused ones (HTTP DELETE with their Mcp-Session-Id) or let them expire after ${Math.round(config.mcp.sessionIdleMs / 60_000)} idle minutes.`, { id, headers })
+    }
+    return sendWebResponse(res, answer, { ...headers, 'Mcp-Session-Id': sid })
+  }
+
+  async function del(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>): Promise<void> {
+    const principal = await authenticate(req, res, headers)
+    if (!principal) return
+    const sid = req.headers['mcp-session-id']
+    if (typeof sid !== 'string') return sendRpcError(res, 400, RPC.invalidRequest, 'Bad Request: Mcp-Session-Id header is required.', { headers })
+    if (!(await d.sessions.end(principal, sid))) return sendRpcError(res, 404, RPC.sessionNotFound, 'Session not found.', { headers })
+    res.writeHead(200, { 'Content-Length': '0', ...headers })
+    res.end()
+  }
+
+  const handle = (unversioned: boolean) => (req: IncomingMessage, res: ServerResponse) => {
+    const life = lifecycle(unversioned)
+    if (life.gone) return sendRpcError(res, 410, RPC.serverError, 'This MCP endpoint has reached its sunset date and is no longer served; use /v1/mcp.')
+    const headers = life.headers
+    const refused = refuseHostOrOrigin(req, policy)
+    if (refused) return sendRpcError(res, 403, RPC.serverError, `Forbidden: ${refused}`, { headers })
+    if (req.method !== 'POST' && req.method !== 'DELETE') {
+      const why = req.method === 'GET' || req.method === 'HEAD' ? 'this server offers no event stream; ' : ''
+      return sendRpcError(res, 405, RPC.serverError, `Method not allowed: ${why}POST carries messages, DELETE ends a session.`, { headers: { ...headers, Allow: MCP_METHODS } })
+    }
+    const work = req.method === 'DELETE' ? del(req, res, headers) : post(req, res, headers)
+    work.catch((e: unknown) => {
+      log.error({ msg: 'mcp: request failed', err: e })
+      sendRpcError(res, 500, -32603, 'Internal error.', { headers })
+    })
+  }
+
+  // Every method reaches the handler, which answers all but POST and DELETE with its own 405.
+  const router = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: true, caseSensitive: true })
+  router.on(ALL_METHODS, '/v1/mcp', handle(false))
+  router.on(ALL_METHODS, '/mcp', handle(true))
+  return {
+    routes: { router, allow: ALL_METHODS },
+    close: () => modern.close(),
+  }
+}

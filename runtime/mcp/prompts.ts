@@ -1,0 +1,137 @@
+/**
+ * MCP prompts (declared in resources/ with `definePrompt`): validated against the tools at start-up, rendered for
+ * `prompts/get` as instructions naming the exact calls to make, plus the same plan as JSON (an embedded resource)
+ * for clients that follow it mechanically.
+ *
+ * Validation renders every prompt with sample arguments (each optional argument once absent and once present) and
+ * checks every step as its tool would check a call: the tool exists, its arguments, filter and sort are accepted,
+ * and `$item`/`$items` refer to a field of an earlier step's records. A prompt that names something that does not
+ * work stops start-up, like a bad resource declaration.
+ */
+import type { GetPromptResult, Prompt } from '@modelcontextprotocol/server'
+import type { PromptDeclaration, PromptStep } from '../define.ts'
+import { isApiError } from '../errors.ts'
+import { RegistryError, type CompiledResource } from '../registry.ts'
+import type { McpTool } from './resource-tools.ts'
+
+const REF = /\$(item|items)\.([A-Za-z][A-Za-z0-9]*)/g
+
+/** The JSON plan of a rendered prompt. */
+export interface PromptPlan {
+  steps: Array<PromptStep & { arguments: Record<string, string | number> }>
+}
+
+export interface CompiledPrompt {
+  definition: Prompt
+  decl: PromptDeclaration
+}
+
+function sampleArgs(p: PromptDeclaration, withOptional: boolean, resources: readonly CompiledResource[]): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const a of p.arguments) {
+    if (!a.required && !withOptional) continue
+    if (a.complete === 'org') out[a.name] = '00D000000000001AAA'
+    else if (a.complete?.startsWith('field:')) out[a.name] = enumValues(resources, a.complete)[0] ?? 'x'
+    else out[a.name] = '30'
+  }
+  return out
+}
+
+/** The values of an enum field named `field:<resource>.<field>`. */
+export function enumValues(resources: readonly CompiledResource[], complete: string): readonly string[] {
+  const [resource, field] = complete.slice('field:'.length).split('.')
+  const spec = resources.find((c) => c.name === resource)?.fields.get(field)
+  return spec?.kind === 'enum' ? (spec.values ?? []) : []
+}
+
+function fail(p: PromptDeclaration, msg: string): never {
+  throw new RegistryError(`prompt "${p.name}": ${msg}`)
+}
+
+function checkPrompt(p: PromptDeclaration, tools: ReadonlyMap<string, McpTool>, resources: readonly CompiledResource[]): void {
+  if (!/^[a-z][a-z0-9_]{2,63}$/.test(p.name)) fail(p, 'name must be snake_case')
+  for (const a of p.arguments) {
+    if (a.complete?.startsWith('field:') && enumValues(resources, a.complete).length === 0) fail(p, `argument ${a.name} completes ${a.complete}, which is not an enum field`)
+  }
+  for (const withOptional of [false, true]) {
+    const steps = p.steps({ args: sampleArgs(p, withOptional, resources), today: '2026-01-01' })
+    if (steps.length === 0) fail(p, 'has no steps')
+    steps.forEach((s, i) => {
+      const tool = tools.get(s.tool)
+      if (!tool?.check) fail(p, `step ${i + 1} names ${s.tool}, which is not a tool of the registry`)
+      const from = s.from ? steps[s.from.step - 1] : undefined
+      if (s.from && (!from || s.from.step > i)) fail(p, `step ${i + 1} refers to step ${s.from.step}, which is not an earlier step`)
+      const source = from ? tools.get(from.tool)?.resource : undefined
+      const args: Record<string, unknown> = {}
+      for (const [k, v] of Object.entries(s.arguments)) {
+        if (v === undefined) continue
+        args[k] = typeof v === 'string'
+          ? v.replace(REF, (_m, kind: string, field: string) => {
+              if (!source?.fields.has(field)) fail(p, `step ${i + 1} refers to $${kind}.${field}, not a field of step ${s.from?.step ?? '?'}'s records`)
+              if ((kind === 'item') !== (s.from?.each === true)) fail(p, `step ${i + 1}: $item needs from.each, $items needs from without each`)
+              return '1'
+            })
+          : v
+      }
+      try {
+        tool.check(args)
+      } catch (e) {
+        if (isApiError(e)) fail(p, `step ${i + 1} (${s.tool} ${JSON.stringify(args)}) would fail: ${e.message}`)
+        throw e
+      }
+    })
+  }
+}
+
+/** Validates the prompts against the tools; throws RegistryError naming the first problem. */
+export function compilePrompts(decls: readonly PromptDeclaration[], tools: ReadonlyMap<string, McpTool>, resources: readonly CompiledResource[]): CompiledPrompt[] {
+  const names = new Set<string>()
+  return decls.map((p) => {
+    if (names.has(p.name)) fail(p, 'is declared twice')
+    names.add(p.name)
+    checkPrompt(p, tools, resources)
+    return {
+      decl: p,
+      definition: {
+        name: p.name,
+        title: p.title,
+        description: p.description,
+        arguments: p.arguments.map((a) => ({ name: a.name, description: a.description, required: a.required === true })),
+      },
+    }
+  })
+}
+
+function describeStep(s: PromptStep, n: number, args: Record<string, string | number>): string {
+  const call = `${s.tool} ${JSON.stringify(args)}`
+  let line: string
+  if (s.from?.each) line = `${n}. For each of the first ${s.from.take} records of step ${s.from.step}: ${call} — $item.<field> is that record's field.`
+  else if (s.from) line = `${n}. ${call} — $items.<field> is that field of the first ${s.from.take} records of step ${s.from.step}, separated by commas.`
+  else line = `${n}. ${call}`
+  return `${line}\n   ${s.why}`
+}
+
+/** The prompt's messages for these arguments (already checked to be present when required). */
+export function renderPrompt(p: CompiledPrompt, args: Record<string, string>, today: string): GetPromptResult {
+  const ctx = { args, today }
+  const steps = p.decl.steps(ctx).map((s) => ({
+    ...s,
+    arguments: Object.fromEntries(Object.entries(s.arguments).filter((e): e is [string, string | number] => e[1] !== undefined)),
+  }))
+  const text = [
+    p.decl.task(ctx),
+    '',
+    'Make these tool calls, in order (arguments in JSON; every tool returns its records in structuredContent.data):',
+    ...steps.map((s, i) => describeStep(s, i + 1, s.arguments)),
+    '',
+    `Then report: ${p.decl.report}`,
+  ].join('\n')
+  const plan: PromptPlan = { steps }
+  return {
+    description: p.decl.description,
+    messages: [
+      { role: 'user', content: { type: 'text', text } },
+      { role: 'user', content: { type: 'resource', resource: { uri: `prompt://${p.decl.name}/plan`, mimeType: 'application/json', text: JSON.stringify(plan) } } },
+    ],
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * The MCP tools of the registry: every list and get operation of every resource becomes a tool (named by the
+ * declaration, runtime/define.ts) taking the same parameters as its REST route, run by the same pipeline and
+ * answering the same envelope and records. Nothing here names a resource.
+ */
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server'
+import { isApiError } from '../errors.ts'
+import { MAX_LIMIT, DEFAULT_LIMIT, planGet, planList } from '../plan.ts'
+import { compileFilter } from '../rql/index.ts'
+import { renderRead } from '../envelope.ts'
+import { exampleFilter } from '../examples.ts'
+import type { CompiledResource } from '../registry.ts'
+import type { Principal } from '../auth/principal.ts'
+import type { Pipeline } from '../pipeline/pipeline.ts'
+import { recordJsonSchema, JSON_SCHEMA_DIALECT, type JsonSchema } from './json-schema.ts'
+import { argsSchema, parseArgs, type ArgSpec } from './tool-args.ts'
+import { errorResult, successResult } from './tool-results.ts'
+
+/** What a tool call runs with. */
+export interface ToolContext {
+  principal: Principal
+  pipeline: Pipeline
+}
+
+export type McpScope = 'mcp:read' | 'mcp:write'
+
+export interface McpTool {
+  definition: Tool
+  /** The OAuth scope a caller needs for this tool. */
+  scope: McpScope
+  run(args: unknown, ctx: ToolContext): Promise<CallToolResult>
+  /**
+   * Throws the ApiError a call with these arguments would fail with before reading anything (arguments, filter,
+   * sort, fields); used to validate prompts at start-up.
+   */
+  check?(args: unknown): void
+  /** The resource a registry tool reads. */
+  resource?: CompiledResource
+}
+
+/** Read-only, idempotent, closed-world: every tool of this service only reads its own stored data. */
+export function readOnlyAnnotations(title: string): Tool['annotations'] {
+  return { title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }
+}
+
+const ORG_ID = 'orgId'
+
+/** The tool that lists a resource's records (where a get tool's ids come from). */
+function listingTool(c: CompiledResource, all: readonly CompiledResource[]): string | undefined {
+  const idField = c.decl.id?.field
+  const r = all.find((x) => x.decl.operations.list && !x.decl.parent && (x.decl.path === c.decl.path || x.decl.table === c.decl.table) && (!idField || x.fields.has(idField)))
+  return r?.decl.mcp.list
+}
+
+/** The orgId argument: of every org-scoped tool, and of the tool that gets one org. */
+function orgArgs(c: CompiledResource, orgsTool: string, op: 'list' | 'get'): ArgSpec[] {
+  if (c.decl.scope !== 'org' && !(op === 'get' && c.decl.id?.param === ORG_ID)) return []
+  return [{ name: ORG_ID, in: 'path', required: true, kind: { type: 'string', max: 18 }, description: `The org's 15- or 18-character id; ${orgsTool} lists them.` }]
+}
+
+function listArgs(c: CompiledResource, all: readonly CompiledResource[], orgsTool: string): ArgSpec[] {
+  const d = c.decl
+  const args = orgArgs(c, orgsTool, 'list')
+  if (d.parent) {
+    const parent = all.find((x) => x.name === d.parent!.resource)
+    args.push({ name: d.parent.param, in: 'path', required: true, kind: { type: 'id', encoding: 'int' }, description: `Id of the parent record; ${parent?.decl.mcp.list ?? 'its list tool'} lists them.` })
+  }
+  if (!d.unpaged) {
+    args.push({ name: 'limit', in: 'query', kind: { type: 'integer', min: 1, max: MAX_LIMIT }, default: DEFAULT_LIMIT, description: `Records per call, 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}); more than ${MAX_LIMIT} is rejected.` })
+    args.push({ name: 'offset', in: 'query', kind: { type: 'integer', min: 0 }, default: 0, description: 'Records to skip: the previous offset plus limit gives the next page.' })
+  }
+  if (d.filterable?.length) {
+    const ex = exampleFilter(c)
+    const dflt = d.defaultFilter ? ` Without it, ${d.defaultFilter} applies; an empty filter means none.` : ''
+    args.push({ name: 'filter', in: 'query', kind: { type: 'string', max: 4096 }, description: `RQL filter on ${d.filterable.join(', ')}${ex ? `, e.g. ${ex}` : ''}.${dflt}` })
+  }
+  if (d.sortable?.length) {
+    args.push({ name: 'sort', in: 'query', kind: { type: 'string', max: 512 }, description: `Comma-separated fields, a leading - for descending, among ${d.sortable.join(', ')}${d.defaultSort ? `; default ${d.defaultSort}` : ''}.` })
+  }
+  if (d.sparseFields) {
+    args.push({ name: 'fields', in: 'query', kind: { type: 'string', max: 1024 }, description: `Comma-separated subset of the fields to return: ${c.listFieldNames.join(', ')}; default all.` })
+  }
+  for (const p of d.extraParams ?? []) args.push({ name: p.name, in: 'query', kind: { type: 'strings', max: 50 }, description: p.description })
+  return args
+}
+
+function getArgs(c: CompiledResource, all: readonly CompiledResource[], orgsTool: string): ArgSpec[] {
+  const d = c.decl
+  const args = orgArgs(c, orgsTool, 'get')
+  if (d.id && d.kind !== 'singleton' && d.id.param !== ORG_ID) {
+    const from = listingTool(c, all)
+    const as = d.id.encoding === 'base64url' ? ', exactly as listed (no encoding)' : ''
+    args.push({ name: d.id.param, in: 'path', required: true, kind: { type: 'id', encoding: d.id.encoding }, description: `The record's ${d.id.field}${as}${from ? `; ${from} lists them` : ''}.` })
+  }
+  for (const p of d.extraParams ?? []) args.push({ name: p.name, in: 'query', kind: { type: 'strings', max: 50 }, description: p.description })
+  return args
+}
+
+function listOutput(c: CompiledResource): JsonSchema {
+  const record = recordJsonSchema(c.listFieldNames, c.fields, !c.decl.sparseFields)
+  const meta: Record<string, unknown> = { count: { type: 'integer' }, hasMore: { type: 'boolean' } }
+  if (!c.decl.unpaged) Object.assign(meta, { limit: { type: 'integer' }, offset: { type: 'integer' }, requestedLimit: { type: 'integer' } })
+  return {
+    $schema: JSON_SCHEMA_DIALECT,
+    type: 'object',
+    properties: {
+      data: { type: 'array', items: record },
+      meta: { type: 'object', properties: meta, required: ['count', 'hasMore'] },
+      links: { type: 'object', additionalProperties: { type: 'string' }, description: 'The equivalent REST paths (self, next, prev).' },
+    },
+    required: ['data', 'meta', 'links'],
+  }
+}
+
+function getOutput(c: CompiledResource): JsonSchema {
+  const names = [...c.fields.keys()]
+  return { $schema: JSON_SCHEMA_DIALECT, type: 'object', properties: { data: recordJsonSchema(names, c.fields, true) }, required: ['data'] }
+}
+
+function describe(c: CompiledResource, op: 'list' | 'get', orgsTool: string): string {
+  const d = c.decl
+  const head = d.description
+  if (op === 'list') {
+    const paging = d.unpaged ? 'every record in one call' : `up to limit records per call (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}); when meta.hasMore is true, call again with offset increased by limit`
+    return `${head} Returns {data, meta, links}: ${paging}.${d.scope === 'org' ? ` orgId comes from ${orgsTool}.` : ''}`
+  }
+  const what = d.kind === 'singleton' ? `the ${d.title.toLowerCase()} document` : `one ${d.title.toLowerCase()}`
+  return `${head} Returns {data}: ${what} of the org's latest scan.${d.scope === 'org' ? ` orgId comes from ${orgsTool}.` : ''}`
+}
+
+/** The REST path and query string equivalent to a call, for the envelope's links. */
+function restTarget(c: CompiledResource, params: Record<string, string | undefined>, query: Map<string, string[]>): { path: string; qs: string } {
+  let path = c.decl.scope === 'org' ? `/v1/orgs/${params.orgId}/${c.decl.path}` : `/v1/${c.decl.path}`
+  path = path.replace(/\{([A-Za-z]+)\}/g, (_m, p: string) => encodeURIComponent(params[p] ?? ''))
+  const qs = new URLSearchParams()
+  for (const [k, vs] of query) for (const v of vs) qs.append(k, v)
+  return { path, qs: qs.toString() }
+}
+
+function tool(c: CompiledResource, op: 'list' | 'get', all: readonly CompiledResource[], orgsTool: string): McpTool {
+  const d = c.decl
+  const name = op === 'list' ? d.mcp.list! : d.mcp.get!
+  const title = op === 'list' ? d.mcp.listTitle! : d.mcp.getTitle!
+  const specs = op === 'list' ? listArgs(c, all, orgsTool) : getArgs(c, all, orgsTool)
+  const definition: Tool = {
+    name,
+    title,
+    description: describe(c, op, orgsTool),
+    inputSchema: argsSchema(specs) as Tool['inputSchema'],
+    outputSchema: (op === 'list' ? listOutput(c) : getOutput(c)) as Tool['outputSchema'],
+    annotations: readOnlyAnnotations(title),
+  }
+  return {
+    definition,
+    scope: 'mcp:read',
+    resource: c,
+    check(args) {
+      const { params, query } = parseArgs(specs, args)
+      if (op === 'get') return void planGet(c, query, d.id && d.kind !== 'singleton' ? params[d.id.param] : undefined)
+      const plan = planList(c, query, 'mcp', d.parent ? params[d.parent.param] : undefined)
+      if (plan.filter) compileFilter(plan.filter, d.fields, d.filterable ?? [], () => '$1')
+    },
+    async run(args, ctx) {
+      let parsed
+      try {
+        parsed = parseArgs(specs, args)
+      } catch (e) {
+        if (isApiError(e)) return errorResult(e, undefined, c)
+        throw e
+      }
+      const { params, query } = parsed
+      const out = await ctx.pipeline.execute(ctx.principal, { kind: 'read', resource: c, op, params, query: () => query }, 'mcp')
+      if (!out.ok) return errorResult(out.error, out.rate, c)
+      if (out.kind !== 'read') throw new Error('a read operation answered with another kind of outcome')
+      const target = restTarget(c, params, query)
+      const body = JSON.parse(renderRead(out.result, target.path, target.qs)) as Record<string, unknown>
+      if (out.result.kind === 'one') return successResult(`One ${d.title.toLowerCase()} in structuredContent.data.`, body)
+      const { count, hasMore, plan } = out.result
+      const next = hasMore ? ` More are available: call ${name} again with offset ${plan.offset + plan.limit}.` : ' There are no more.'
+      return successResult(`${count} ${(d.plural ?? `${d.title}s`).toLowerCase()} in structuredContent.data${d.unpaged ? '' : ` (offset ${plan.offset})`}.${next}`, body)
+    },
+  }
+}
+
+/** Every list and get tool of the registry, in registry order. */
+export function resourceTools(resources: readonly CompiledResource[]): McpTool[] {
+  const orgsTool = resources.find((c) => c.decl.scope === 'account' && c.decl.operations.list)?.decl.mcp.list ?? 'the org list'
+  const out: McpTool[] = []
+  for (const c of resources) {
+    if (c.decl.operations.list) out.push(tool(c, 'list', resources, orgsTool))
+    if (c.decl.operations.get) out.push(tool(c, 'get', resources, orgsTool))
+  }
+  return out
+}

@@ -1,0 +1,158 @@
+/**
+ * The MCP server of one HTTP request, bound to its authenticated principal: a low-level SDK `Server` whose handlers
+ * answer from catalogs built once at start-up (tools, prompts, lookups — all derived from the registry). Building
+ * it per request is cheap: a few handler registrations, no schema conversion.
+ *
+ * - `tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`, `resources/read` and completions are
+ *   free; `tools/call` is charged one unit by the pipeline (except `get_account_quota` and `server_info`).
+ * - A tool the caller's scopes do not cover answers `access_denied` naming the scope; scopes are read from the
+ *   principal of every request, so a change applies to the next call, also inside an existing session.
+ * - An unknown tool, prompt or resource is a protocol error (invalid params).
+ */
+import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult } from '@modelcontextprotocol/server'
+import type { Clock, VersionEntry } from '../config.ts'
+import type { PromptDeclaration } from '../define.ts'
+import { ApiError } from '../errors.ts'
+import type { Logger } from '../log.ts'
+import type { Principal } from '../auth/principal.ts'
+import type { Pipeline } from '../pipeline/pipeline.ts'
+import type { CompiledResource } from '../registry.ts'
+import { catalogs, listedLookups, readLookup, VALUES_TEMPLATE } from './lookups.ts'
+import { compilePrompts, enumValues, renderPrompt, type CompiledPrompt } from './prompts.ts'
+import { resourceTools, type McpScope, type McpTool } from './resource-tools.ts'
+import { quotaTool, serverInfoTool } from './service-tools.ts'
+import { errorResult } from './tool-results.ts'
+
+export const SERVER_INFO = { name: 'orgscan', title: 'Organization Scan Data Service', version: '1.0.0' }
+
+const INSTRUCTIONS =
+  'Read-only access to what scans of CRM-platform orgs found. Start with list_orgs to get an orgId; every other tool ' +
+  'reads the latest completed scan of one org. List tools page with limit (at most 200) and offset and take an RQL ' +
+  'filter and a sort; the prompts are ready-made audits. Every tools/call counts against the account quota ' +
+  '(get_account_quota shows it, for free).'
+
+export interface McpCatalog {
+  tools: ReadonlyMap<string, McpTool>
+  prompts: ReadonlyMap<string, CompiledPrompt>
+  resources: readonly CompiledResource[]
+}
+
+export interface McpCatalogOptions {
+  resources: readonly CompiledResource[]
+  prompts: readonly PromptDeclaration[]
+  versions: readonly VersionEntry[]
+  clock: Clock
+  /** Tools added by tests (e.g. one that needs `mcp:write`). */
+  extraTools?: readonly McpTool[]
+}
+
+/** Builds and validates the tools and prompts once; throws RegistryError for a prompt that would not work. */
+export function buildCatalog(o: McpCatalogOptions): McpCatalog {
+  const list = [...resourceTools(o.resources), quotaTool(), serverInfoTool(o.versions, o.clock), ...(o.extraTools ?? [])]
+  const tools = new Map<string, McpTool>()
+  for (const t of list) {
+    if (tools.has(t.definition.name)) throw new Error(`MCP tool ${t.definition.name} is declared twice`)
+    tools.set(t.definition.name, t)
+  }
+  const prompts = new Map(compilePrompts(o.prompts, tools, o.resources).map((p) => [p.definition.name, p]))
+  return { tools, prompts, resources: o.resources }
+}
+
+/** The scopes a principal holds; an API key reads (`mcp:read`). */
+export function scopesOf(p: Principal): readonly string[] {
+  return p.scopes ?? (p.method === 'api_key' ? ['mcp:read'] : [])
+}
+
+function invalid(message: string): ProtocolError {
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, message)
+}
+
+export interface McpServerDeps {
+  catalog: McpCatalog
+  pipeline: Pipeline
+  clock: Clock
+  log: Logger
+}
+
+/** The server for one request of `principal`. */
+export function createMcpServer(d: McpServerDeps, principal: Principal): Server {
+  const { catalog } = d
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false }, prompts: { listChanged: false }, resources: { listChanged: false }, completions: {} },
+    instructions: INSTRUCTIONS,
+  })
+  const definitions = [...catalog.tools.values()].map((t) => t.definition)
+  server.setRequestHandler('tools/list', async () => ({ tools: definitions }))
+  server.setRequestHandler('tools/call', async (req): Promise<CallToolResult> => {
+    const tool = catalog.tools.get(req.params.name)
+    if (!tool) throw invalid(`Unknown tool: ${req.params.name}`)
+    const need: McpScope = tool.scope
+    if (!scopesOf(principal).includes(need)) {
+      return errorResult(new ApiError('forbidden', `${req.params.name} needs the ${need} scope, which this credential was not granted.`, { scope: need }))
+    }
+    try {
+      return await tool.run(req.params.arguments, { principal, pipeline: d.pipeline })
+    } catch (e) {
+      d.log.error({ msg: 'mcp: tool failed', tool: req.params.name, err: e })
+      return errorResult(new ApiError('internal_error', 'The server failed to run the tool.'))
+    }
+  })
+
+  server.setRequestHandler('prompts/list', async () => ({ prompts: [...catalog.prompts.values()].map((p) => p.definition) }))
+  server.setRequestHandler('prompts/get', async (req) => {
+    const p = catalog.prompts.get(req.params.name)
+    if (!p) throw invalid(`Unknown prompt: ${req.params.name}`)
+    const args = req.params.arguments ?? {}
+    for (const a of p.decl.arguments) if (a.required && !args[a.name]) throw invalid(`Prompt ${p.decl.name} needs the argument ${a.name}.`)
+    return renderPrompt(p, args, new Date(d.clock()).toISOString().slice(0, 10))
+  })
+
+  server.setRequestHandler('resources/list', async () => ({
+    resources: listedLookups(catalog.resources).map((l) => ({ uri: l.uri, name: l.name, title: l.title, description: l.description, mimeType: 'application/json' })),
+  }))
+  server.setRequestHandler('resources/templates/list', async () => ({
+    resourceTemplates: [
+      {
+        uriTemplate: VALUES_TEMPLATE,
+        name: 'filter-values',
+        title: 'Filter values of a field',
+        description: 'Type, operators and (for enums) the valid values of any filterable field of any list, e.g. resource://filter-values/issues/category.',
+        mimeType: 'application/json',
+      },
+    ],
+  }))
+  server.setRequestHandler('resources/read', async (req) => {
+    const doc = readLookup(catalog.resources, req.params.uri)
+    if (!doc) throw new ProtocolError(ProtocolErrorCode.ResourceNotFound, `Resource not found: ${req.params.uri}`)
+    return { contents: [{ uri: doc.uri, mimeType: 'application/json', text: JSON.stringify(doc.body()) }] }
+  })
+
+  server.setRequestHandler('completion/complete', async (req) => {
+    const { ref, argument } = req.params
+    const prefix = argument.value ?? ''
+    let values: readonly string[] = []
+    if (ref.type === 'ref/prompt') {
+      const a = catalog.prompts.get(ref.name)?.decl.arguments.find((x) => x.name === argument.name)
+      if (a?.complete === 'org') values = await orgIds(d, catalog, principal)
+      else if (a?.complete) values = enumValues(catalog.resources, a.complete)
+    } else if (ref.type === 'ref/resource' && ref.uri === VALUES_TEMPLATE) {
+      if (argument.name === 'resource') values = catalog.resources.filter((c) => c.decl.filterable?.length).map((c) => c.name)
+      else if (argument.name === 'field') values = catalog.resources.find((c) => c.name === req.params.context?.arguments?.resource)?.decl.filterable ?? []
+    } else if (ref.type === 'ref/resource' && !catalogs(catalog.resources).some((c) => c.uri === ref.uri)) {
+      throw invalid(`Unknown resource: ${ref.uri}`)
+    }
+    const matching = values.filter((v) => v.toLowerCase().startsWith(prefix.toLowerCase()))
+    return { completion: { values: matching.slice(0, 100), total: matching.length, hasMore: matching.length > 100 } }
+  })
+  return server
+}
+
+/** The ids of the orgs the principal sees (a free read: completing an argument costs no quota). */
+async function orgIds(d: McpServerDeps, catalog: McpCatalog, principal: Principal): Promise<string[]> {
+  const orgs = catalog.resources.find((c) => c.decl.scope === 'account' && c.decl.operations.list)
+  const idField = orgs?.decl.id?.field
+  if (!orgs || !idField) return []
+  const out = await d.pipeline.execute(principal, { kind: 'read', resource: orgs, op: 'list', params: {}, query: () => new Map([['limit', ['200']]]), free: true }, 'mcp')
+  if (!out.ok || out.kind !== 'read') return []
+  return (JSON.parse(out.result.data) as Array<Record<string, unknown>>).map((r) => String(r[idField]))
+}

@@ -1,0 +1,94 @@
+/**
+ * The tools that are not resources: `get_account_quota` (the quota record, the same data as REST's
+ * `/v1/account/quota`, consuming nothing) and `server_info` (the MCP version table, as `GET /` gives it: each
+ * version's status, and its sunset date once deprecated). Both are free.
+ */
+import type { Tool } from '@modelcontextprotocol/server'
+import type { Clock, VersionEntry } from '../config.ts'
+import { discoveryPayload } from '../versions.ts'
+import { JSON_SCHEMA_DIALECT } from './json-schema.ts'
+import { argsSchema } from './tool-args.ts'
+import { errorResult, successResult } from './tool-results.ts'
+import { readOnlyAnnotations, type McpTool } from './resource-tools.ts'
+
+const windowSchema = {
+  type: 'object',
+  properties: {
+    limit: { type: 'integer' },
+    remaining: { type: 'integer' },
+    resetAt: { type: 'string', format: 'date-time' },
+  },
+  required: ['limit', 'remaining', 'resetAt'],
+}
+
+function definition(name: string, title: string, description: string, output: Record<string, unknown>): Tool {
+  return {
+    name,
+    title,
+    description,
+    inputSchema: argsSchema([]) as Tool['inputSchema'],
+    outputSchema: { $schema: JSON_SCHEMA_DIALECT, type: 'object', ...output } as Tool['outputSchema'],
+    annotations: readOnlyAnnotations(title),
+  }
+}
+
+export function quotaTool(): McpTool {
+  return {
+    definition: definition(
+      'get_account_quota',
+      'Get account quota',
+      "The account's request quota: limit, remaining and reset time of the daily and monthly windows (UTC calendar days and months). Shared by REST and MCP; reading it consumes nothing.",
+      {
+        properties: {
+          data: {
+            type: 'object',
+            properties: { rateLimit: { type: 'object', properties: { daily: windowSchema, monthly: windowSchema }, required: ['daily', 'monthly'] } },
+            required: ['rateLimit'],
+          },
+        },
+        required: ['data'],
+      },
+    ),
+    scope: 'mcp:read',
+    async run(_args, ctx) {
+      const out = await ctx.pipeline.execute(ctx.principal, { kind: 'quota' }, 'mcp')
+      if (!out.ok) return errorResult(out.error, out.rate)
+      if (out.kind !== 'quota') throw new Error('a quota operation answered with another kind of outcome')
+      const d = out.state.daily
+      const m = out.state.monthly
+      return successResult(
+        `Daily: ${d.remaining} of ${d.limit} left until ${d.resetAt}; monthly: ${m.remaining} of ${m.limit} left until ${m.resetAt}. Details in structuredContent.data.rateLimit.`,
+        { data: { rateLimit: out.state } },
+      )
+    },
+  }
+}
+
+export function serverInfoTool(versions: readonly VersionEntry[], clock: Clock): McpTool {
+  return {
+    definition: definition(
+      'server_info',
+      'Server info',
+      'The versions of this MCP server: each with its status (current or deprecated) and, once deprecated, the date it will stop answering (sunsetDate).',
+      {
+        properties: {
+          versions: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: { name: { type: 'string' }, status: { type: 'string', enum: ['current', 'deprecated'] }, sunsetDate: { type: 'string', format: 'date' } },
+              required: ['name', 'status'],
+            },
+          },
+        },
+        required: ['versions'],
+      },
+    ),
+    scope: 'mcp:read',
+    async run() {
+      const payload = discoveryPayload(versions, clock)
+      const text = payload.versions.map((v) => (v.sunsetDate ? `${v.name} (${v.status}, sunset ${v.sunsetDate})` : `${v.name} (${v.status})`)).join(', ')
+      return successResult(`Versions: ${text}.`, payload)
+    },
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Arguments of MCP tools: each tool declares its arguments once, as a small table; from it come the argument
+ * JSON Schema in `tools/list` and the parsing of `tools/call` arguments into the pipeline's path parameters and
+ * query (the same parameters REST takes in its path and query string). An argument of the wrong type, an unknown
+ * argument or a missing required one is a 400 `invalid_parameter` / `unknown_parameter` naming the argument.
+ */
+import { ApiError } from '../errors.ts'
+import { JSON_SCHEMA_DIALECT, type JsonSchema } from './json-schema.ts'
+
+export type ArgKind =
+  /** A string of at most `max` characters. */
+  | { type: 'string'; max: number }
+  /** An integer in [min, max]. */
+  | { type: 'integer'; min: number; max?: number }
+  /** Repeatable string values (a REST parameter given several times). */
+  | { type: 'strings'; max: number }
+  /** A record id as records show it: an integer, or text (`encoding` says how REST paths carry it). */
+  | { type: 'id'; encoding: 'int' | 'text' | 'base64url' }
+
+export interface ArgSpec {
+  name: string
+  kind: ArgKind
+  description: string
+  required?: boolean
+  /** Where it goes: a path parameter, or a query parameter (named `name` in both). */
+  in: 'path' | 'query'
+  default?: unknown
+}
+
+export interface ParsedArgs {
+  params: Record<string, string | undefined>
+  query: Map<string, string[]>
+}
+
+function schemaOf(a: ArgSpec): JsonSchema {
+  const k = a.kind
+  let s: JsonSchema
+  switch (k.type) {
+    case 'string': s = { type: 'string', maxLength: k.max }; break
+    case 'integer': s = { type: 'integer', minimum: k.min, ...(k.max !== undefined ? { maximum: k.max } : {}) }; break
+    case 'strings': s = { type: 'array', items: { type: 'string', minLength: 1, maxLength: 200 }, maxItems: k.max }; break
+    case 'id': s = k.encoding === 'int' ? { type: ['integer', 'string'], minimum: 1, pattern: '^[1-9][0-9]{0,17}$' } : { type: 'string', minLength: 1, maxLength: 512 }; break
+  }
+  return { ...s, description: a.description, ...(a.default !== undefined ? { default: a.default } : {}) }
+}
+
+/** The `inputSchema` of a tool taking these arguments. */
+export function argsSchema(args: readonly ArgSpec[]): JsonSchema {
+  const properties: Record<string, JsonSchema> = {}
+  for (const a of args) properties[a.name] = schemaOf(a)
+  const required = args.filter((a) => a.required).map((a) => a.name)
+  return { $schema: JSON_SCHEMA_DIALECT, type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false }
+}
+
+const bad = (parameter: string, detail: string) => new ApiError('invalid_parameter', detail, { parameter })
+
+function stringValue(a: ArgSpec, v: unknown): string {
+  const k = a.kind
+  switch (k.type) {
+    case 'string':
+      if (typeof v !== 'string') throw bad(a.name, `${a.name} must be a string.`)
+      if (v.length > k.max) throw bad(a.name, `${a.name} must be at most ${k.max} characters.`)
+      return v
+    case 'integer':
+      if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw bad(a.name, `${a.name} must be an integer.`)
+      if (v < k.min) throw bad(a.name, `${a.name} must be at least ${k.min}.`)
+      if (k.max !== undefined && v > k.max) throw bad(a.name, `${a.name} must be at most ${k.max}.`)
+      return String(v)
+    case 'id':
+      if (k.encoding === 'int') {
+        if (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) return String(v)
+        if (typeof v === 'string' && /^[1-9][0-9]{0,17}$/.test(v)) return v
+        throw bad(a.name, `${a.name} must be a positive integer.`)
+      }
+      if (typeof v !== 'string' || v.length === 0 || v.length > 512) throw bad(a.name, `${a.name} must be a string of 1 to 512 characters.`)
+      // REST carries this id Base64URL-encoded in its path; MCP takes it as the records show it.
+      return k.encoding === 'base64url' ? Buffer.from(v, 'utf8').toString('base64url') : v
+    case 'strings':
+      throw new Error('unreachable')
+  }
+}
+
+/** Parses `tools/call` arguments against the specs. */
+export function parseArgs(specs: readonly ArgSpec[], raw: unknown): ParsedArgs {
+  const args = raw === undefined || raw === null ? {} : raw
+  if (typeof args !== 'object' || Array.isArray(args)) throw bad('arguments', 'arguments must be an object.')
+  const out: ParsedArgs = { params: {}, query: new Map() }
+  const known = new Set(specs.map((s) => s.name))
+  for (const name of Object.keys(args)) {
+    if (!known.has(name)) {
+      throw new ApiError('unknown_parameter', `Unknown argument "${name.slice(0, 64)}".`, { parameter: name.slice(0, 64), allowed: [...known] })
+    }
+  }
+  for (const a of specs) {
+    const v = (args as Record<string, unknown>)[a.name]
+    if (v === undefined || v === null) {
+      if (a.required) throw bad(a.name, `${a.name} is required.`)
+      continue
+    }
+    if (a.kind.type === 'strings') {
+      const k = a.kind
+      if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw bad(a.name, `${a.name} must be an array of strings.`)
+      if (v.length > k.max) throw bad(a.name, `${a.name} may have at most ${k.max} values.`)
+      if (v.length > 0) out.query.set(a.name, v as string[])
+      continue
+    }
+    const s = stringValue(a, v)
+    if (a.in === 'path') out.params[a.name] = s
+    else out.query.set(a.name, [s])
+  }
+  return out
+}
