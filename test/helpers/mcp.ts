@@ -1,0 +1,41 @@
+/** MCP clients for tests: the official SDK client over Streamable HTTP, in the 2025-11-25 or the 2026-07-28 era. */
+import type { Test } from 'tap'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+
+export type Era = 'legacy' | 'modern'
+
+export interface McpTestClient {
+  client: Client
+  transport: StreamableHTTPClientTransport
+}
+
+/** A connected client sending `authorization` on every request; closed when the test ends. */
+export async function mcpClient(t: Test, url: string, authorization: string | undefined, era: Era = 'legacy'): Promise<McpTestClient> {
+  const client = new Client({ name: 'orgscan-tests', version: '1.0.0' }, era === 'modern' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {})
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: authorization ? { authorization } : {} } })
+  await client.connect(transport)
+  t.teardown(() => client.close())
+  return { client, transport }
+}
+
+/** A JSON-RPC request over plain fetch (for what the SDK client would never send). */
+export async function rpc(url: string, body: unknown, headers: Record<string, string> = {}, method = 'POST'): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+  const res = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: method === 'POST' ? (typeof body === 'string' ? body : JSON.stringify(body)) : undefined,
+  })
+  const text = await res.text()
+  let parsed: unknown
+  try {
+    parsed = text ? JSON.parse(text) : undefined
+  } catch {
+    parsed = undefined
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text }
+}
+
+/** The body of a 2025-11-25 initialize request. */
+export function initializeBody(id = 1): unknown {
+  return { jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw-test', version: '1.0.0' } } }
+}
