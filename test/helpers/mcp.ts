@@ -1,5 +1,6 @@
 /** MCP clients for tests: the official SDK client over Streamable HTTP, in the 2025-11-25 or the 2026-07-28 era. */
 import type { Test } from 'tap'
+import { request } from 'node:http'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 
 export type Era = 'legacy' | 'modern'
@@ -18,21 +19,32 @@ export async function mcpClient(t: Test, url: string, authorization: string | un
   return { client, transport }
 }
 
-/** A JSON-RPC request over plain fetch (for what the SDK client would never send). */
-export async function rpc(url: string, body: unknown, headers: Record<string, string> = {}, method = 'POST'): Promise<{ status: number; headers: Headers; body: any; text: string }> {
-  const res = await fetch(url, {
-    method,
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-    body: method === 'POST' ? (typeof body === 'string' ? body : JSON.stringify(body)) : undefined,
+/**
+ * A JSON-RPC request with node:http (for what the SDK client would never send; unlike fetch, it sends a `Host`
+ * header as given).
+ */
+export function rpc(url: string, body: unknown, headers: Record<string, string> = {}, method = 'POST'): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+  const payload = method === 'POST' ? (typeof body === 'string' ? body : JSON.stringify(body)) : undefined
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (d) => (text += d))
+      res.on('end', () => {
+        let parsed: unknown
+        try {
+          parsed = text ? JSON.parse(text) : undefined
+        } catch {
+          parsed = undefined
+        }
+        const h = new Headers()
+        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v)
+        resolve({ status: res.statusCode ?? 0, headers: h, body: parsed, text })
+      })
+    })
+    req.on('error', reject)
+    req.end(payload)
   })
-  const text = await res.text()
-  let parsed: unknown
-  try {
-    parsed = text ? JSON.parse(text) : undefined
-  } catch {
-    parsed = undefined
-  }
-  return { status: res.status, headers: res.headers, body: parsed, text }
 }
 
 /** The body of a 2025-11-25 initialize request. */
