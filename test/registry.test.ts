@@ -2,9 +2,10 @@
 import t from 'tap'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { registry } from '../resources/index.ts'
+import { prompts, registry } from '../resources/index.ts'
+import { buildCatalog } from '../runtime/mcp/server.ts'
 import { compileRegistry, RegistryError } from '../runtime/registry.ts'
-import { defineResource, f } from '../runtime/define.ts'
+import { definePrompt, defineResource, f, type PromptStep } from '../runtime/define.ts'
 
 const ok = () =>
   defineResource({
@@ -99,4 +100,24 @@ t.test('resources/ import only the definition module of the runtime', async (t) 
       t.ok(allowed, `${file.slice(root.length)} imports ${spec}`)
     }
   }
+})
+
+t.test('a prompt that names what does not work stops start-up', async (t) => {
+  const resources = compileRegistry(registry)
+  const step = (tool: string, args: Record<string, string | number>, from?: PromptStep['from']): PromptStep => ({ tool, arguments: { orgId: '$org', ...args }, why: 'x', from })
+  const prompt = (steps: PromptStep[]) =>
+    definePrompt({ name: 'bad_prompt', title: 'Bad', description: 'x', arguments: [{ name: 'orgId', description: 'x', required: true, complete: 'org' }], task: () => 'x', report: 'x', steps: ({ args }) => steps.map((s) => ({ ...s, arguments: { ...s.arguments, orgId: args.orgId! } })) })
+  const cases: Array<[string, PromptStep[], RegExp]> = [
+    ['unknown tool', [step('list_org_widgets', {})], /names list_org_widgets, which is not a tool/],
+    ['unknown filter field', [step('list_org_fields', { filter: 'eq(colour,red)' })], /would fail: Unknown filter field "colour"/],
+    ['bad filter value', [step('list_org_issues', { filter: 'eq(category,hygiene)' })], /would fail: Field "category" must be one of/],
+    ['unsortable field', [step('list_org_fields', { sort: 'helpText' })], /would fail/],
+    ['limit over 200', [step('list_org_fields', { limit: 500 })], /would fail: limit must be at most 200/],
+    ['reference to a later step', [step('get_org_field', { fieldId: '$item.id' }, { step: 2, take: 1, each: true }), step('list_org_fields', {})], /refers to step 2, which is not an earlier step/],
+    ['reference to a missing field', [step('list_org_fields', {}), step('get_org_field', { fieldId: '$item.colour' }, { step: 1, take: 1, each: true })], /refers to \$item.colour/],
+  ]
+  for (const [name, steps, re] of cases) {
+    t.throws(() => buildCatalog({ resources, prompts: [prompt(steps)], versions: [], clock: Date.now }), re, name)
+  }
+  t.doesNotThrow(() => buildCatalog({ resources, prompts, versions: [], clock: Date.now }), 'the shipped prompts are valid')
 })
