@@ -6,7 +6,7 @@ export const recommendations = defineResource({
   name: 'recommendations',
   title: 'Recommendation',
   description:
-    'Rich context for one issue of the latest scan: why it matters, how to fix it, what it affects. Addressed by the Base64URL-encoded issueKey.',
+    'Rich context for one issue of the latest scan: why it matters, how to fix it, what it affects. Addressed by the issueKey (Base64URL-encoded in REST paths).',
   path: 'issues',
   operations: { list: false, get: true },
   id: { field: 'issueKey', param: 'issueKey', encoding: 'base64url' },

@@ -117,15 +117,30 @@ function getOutput(c: CompiledResource): JsonSchema {
   return { $schema: JSON_SCHEMA_DIALECT, type: 'object', properties: { data: recordJsonSchema(names, c.fields, true) }, required: ['data'] }
 }
 
-function describe(c: CompiledResource, op: 'list' | 'get', orgsTool: string): string {
+function describe(c: CompiledResource, op: 'list' | 'get', all: readonly CompiledResource[], orgsTool: string): string {
   const d = c.decl
-  const head = d.description
+  const parts = [d.description]
+  const org = d.scope === 'org' ? ` orgId comes from ${orgsTool}.` : ''
   if (op === 'list') {
     const paging = d.unpaged ? 'every record in one call' : `up to limit records per call (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}); when meta.hasMore is true, call again with offset increased by limit`
-    return `${head} Returns {data, meta, links}: ${paging}.${d.scope === 'org' ? ` orgId comes from ${orgsTool}.` : ''}`
+    parts.push(`Returns {data, meta, links}: ${paging}.${org}`)
+    if (d.parent) parts.push(`${d.parent.param} comes from ${all.find((x) => x.name === d.parent!.resource)?.decl.mcp.list}.`)
+    if (d.filterable?.length) {
+      const ex = exampleFilter(c)
+      parts.push(`filter (RQL) on ${d.filterable.join(', ')}${ex ? `, e.g. ${ex}` : ''}${d.defaultFilter ? `; without a filter, ${d.defaultFilter} applies` : ''}.`)
+    }
+    if (d.sortable?.length) parts.push(`sort on ${d.sortable.join(', ')} (- for descending)${d.defaultSort ? `; default ${d.defaultSort}` : ''}.`)
+    return parts.join(' ')
   }
-  const what = d.kind === 'singleton' ? `the ${d.title.toLowerCase()} document` : `one ${d.title.toLowerCase()}`
-  return `${head} Returns {data}: ${what} of the org's latest scan.${d.scope === 'org' ? ` orgId comes from ${orgsTool}.` : ''}`
+  if (d.kind === 'singleton') {
+    parts.push(`Returns {data}: the ${d.title.toLowerCase()} of the org's latest scan.${org}`)
+  } else {
+    const from = listingTool(c, all)
+    const of = d.scope === 'org' ? " of the org's latest scan" : ''
+    const needs = d.id!.param === ORG_ID ? '' : ` by ${d.id!.param}${from ? ` (${from} lists them)` : ''}`
+    parts.push(`Returns {data}: one ${d.title.toLowerCase()}${of}${needs}.${org || (d.id!.param === ORG_ID ? ` orgId comes from ${orgsTool}.` : '')}`)
+  }
+  return parts.join(' ')
 }
 
 /** The REST path and query string equivalent to a call, for the envelope's links. */
@@ -145,7 +160,7 @@ function tool(c: CompiledResource, op: 'list' | 'get', all: readonly CompiledRes
   const definition: Tool = {
     name,
     title,
-    description: describe(c, op, orgsTool),
+    description: describe(c, op, all, orgsTool),
     inputSchema: argsSchema(specs) as Tool['inputSchema'],
     outputSchema: (op === 'list' ? listOutput(c) : getOutput(c)) as Tool['outputSchema'],
     annotations: readOnlyAnnotations(title),

@@ -1,0 +1,32 @@
+/**
+ * The MCP wire surface is pinned: tool names, titles, descriptions, annotations and input schemas, and the prompts
+ * and their arguments, must equal the committed table test/fixtures/mcp-wire.json. Tool descriptions are part of
+ * the versioned contract, so changing any of this is a deliberate act: regenerate the table with
+ * `ORGSCAN_UPDATE_WIRE=1 npx tap test/mcp-wire.test.ts`, review the diff, and record the change in the changelog.
+ */
+import t from 'tap'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { startTestService } from './helpers/service.ts'
+import { mcpClient } from './helpers/mcp.ts'
+
+const FILE = new URL('./fixtures/mcp-wire.json', import.meta.url)
+const ts = await startTestService(t, { seed: false })
+const { client } = await mcpClient(t, ts.svc.mcpUrl, await ts.keyHeader((await ts.svc.db.sql`INSERT INTO accounts (name, daily_limit, monthly_limit) VALUES ('Wire', 10, 10) RETURNING id::text AS id`)[0].id))
+
+const { tools } = await client.listTools()
+const { prompts } = await client.listPrompts()
+const wire = {
+  tools: tools.map((x) => ({ name: x.name, title: x.title, description: x.description, annotations: x.annotations, inputSchema: x.inputSchema })),
+  prompts: prompts.map((p) => ({ name: p.name, title: p.title, description: p.description, arguments: p.arguments })),
+}
+
+if (process.env.ORGSCAN_UPDATE_WIRE === '1') writeFileSync(FILE, JSON.stringify(wire, null, 2) + '\n')
+
+t.test('the MCP wire surface equals the committed table', async (t) => {
+  const committed = JSON.parse(readFileSync(FILE, 'utf8'))
+  t.same(wire.tools.map((x) => x.name), committed.tools.map((x: { name: string }) => x.name), 'the same tools, in the same order')
+  for (const tool of wire.tools) {
+    t.same(tool, committed.tools.find((x: { name: string }) => x.name === tool.name), `${tool.name} unchanged`)
+  }
+  t.same(wire.prompts, committed.prompts, 'the same prompts and arguments')
+})
