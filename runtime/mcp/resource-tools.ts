@@ -20,6 +20,8 @@ import { errorResult, successResult } from './tool-results.ts'
 export interface ToolContext {
   principal: Principal
   pipeline: Pipeline
+  /** Runs another tool of the catalog for the same caller (tools composed of others). */
+  callTool(name: string, args: unknown): Promise<CallToolResult>
 }
 
 export type McpScope = 'mcp:read' | 'mcp:write'

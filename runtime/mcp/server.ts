@@ -19,7 +19,7 @@ import type { Pipeline } from '../pipeline/pipeline.ts'
 import type { CompiledResource } from '../registry.ts'
 import { catalogs, listedLookups, readLookup, VALUES_TEMPLATE } from './lookups.ts'
 import { compilePrompts, enumValues, renderPrompt, type CompiledPrompt } from './prompts.ts'
-import { resourceTools, type McpScope, type McpTool } from './resource-tools.ts'
+import { resourceTools, type McpScope, type McpTool, type ToolContext } from './resource-tools.ts'
 import { quotaTool, serverInfoTool } from './service-tools.ts'
 import { errorResult } from './tool-results.ts'
 
@@ -82,6 +82,15 @@ export function createMcpServer(d: McpServerDeps, principal: Principal): Server 
     instructions: INSTRUCTIONS,
   })
   const definitions = [...catalog.tools.values()].map((t) => t.definition)
+  const toolContext: ToolContext = {
+    principal,
+    pipeline: d.pipeline,
+    callTool: (name, args) => {
+      const tool = catalog.tools.get(name)
+      if (!tool) throw invalid(`Unknown tool: ${name}`)
+      return tool.run(args, toolContext)
+    },
+  }
   server.setRequestHandler('tools/list', async () => ({ tools: definitions }))
   server.setRequestHandler('tools/call', async (req): Promise<CallToolResult> => {
     const tool = catalog.tools.get(req.params.name)
@@ -91,7 +100,7 @@ export function createMcpServer(d: McpServerDeps, principal: Principal): Server 
       return errorResult(new ApiError('forbidden', `${req.params.name} needs the ${need} scope, which this credential was not granted.`, { scope: need }))
     }
     try {
-      return await tool.run(req.params.arguments, { principal, pipeline: d.pipeline })
+      return await tool.run(req.params.arguments, toolContext)
     } catch (e) {
       d.log.error({ msg: 'mcp: tool failed', tool: req.params.name, err: e })
       return errorResult(new ApiError('internal_error', 'The server failed to run the tool.'))
