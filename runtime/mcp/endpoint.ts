@@ -13,14 +13,16 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way'
-import { createMcpHandler, isInitializeRequest, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server'
+import { classifyInboundRequest, createMcpHandler, isInitializeRequest, isJsonContentType, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/server'
 import { toApiError } from '../errors.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { ServiceContext } from '../service-context.ts'
 import { versionState } from '../versions.ts'
 import { readBody, RPC, sendRpcError, sendWebResponse, toWebRequest } from './http-io.ts'
 import { refuseHostOrOrigin } from './origin.ts'
-import { createMcpServer, scopesOf, type McpCatalog } from './server.ts'
+import { authInfoOf, createMcpServer, type McpCatalog } from './server.ts'
+import { LegacyMux } from './legacy-mux.ts'
+import { spliceRawJson } from './tool-results.ts'
 import type { McpSessions } from './sessions.ts'
 
 /** The unversioned `/mcp` was deprecated when `/v1/mcp` launched and removed on this date (00:00 UTC). */
@@ -43,17 +45,14 @@ export function buildMcpRouter(d: McpEndpointDeps) {
   const serverDeps = { catalog: d.catalog, pipeline, clock, log }
   const policy = { bindHost: config.host, allowedHosts: config.mcp.allowedHosts, allowedOrigins: config.mcp.allowedOrigins }
   const modern = createMcpHandler(
-    ({ authInfo }) => createMcpServer(serverDeps, (authInfo?.extra as { principal: Principal }).principal),
+    () => createMcpServer(serverDeps),
     { legacy: 'reject', maxRequestBodySize: config.mcp.maxBodyBytes, onerror: (err) => log.warn({ msg: 'mcp: request rejected', err: err.message }) },
   )
 
-  /** One 2025-era request on a fresh stateless transport, answered as JSON (sessions are ours, see McpSessions). */
-  async function legacy(request: Request, body: unknown, principal: Principal): Promise<Response> {
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
-    const server = createMcpServer(serverDeps, principal)
-    await server.connect(transport)
-    return transport.handleRequest(request, { parsedBody: body })
-  }
+  // One server for every 2025-era request of this process (legacy-mux.ts); sessions are ours (McpSessions).
+  const mux = new LegacyMux()
+  const legacyServer = createMcpServer(serverDeps)
+  const connected = legacyServer.connect(mux)
 
   const lifecycle = (unversioned: boolean): Lifecycle => {
     if (unversioned) {
@@ -92,27 +91,63 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     }
     const principal = await authenticate(req, res, headers)
     if (!principal) return
-    const request = toWebRequest(req)
+    const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined)
+    const route = classifyInboundRequest({
+      httpMethod: 'POST',
+      protocolVersionHeader: header('mcp-protocol-version'),
+      mcpMethodHeader: header('mcp-method'),
+      mcpNameHeader: header('mcp-name'),
+      body,
+    })
+    if (route.kind !== 'legacy') {
+      return sendWebResponse(res, await modern.fetch(toWebRequest(req), { parsedBody: body, authInfo: authInfoOf(principal) }), headers)
+    }
+    return legacy(req, res, headers, body, principal)
+  }
+
+  /** A 2025-era message, checked as the SDK's Streamable HTTP transport checks it, then served by the shared server. */
+  async function legacy(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, body: unknown, principal: Principal): Promise<void> {
     const id = (body as { id?: unknown } | null)?.id
-    if (!(await isLegacyRequest(request, body))) {
-      const authInfo = { token: '', clientId: principal.credentialId, scopes: [...scopesOf(principal)], extra: { principal } }
-      return sendWebResponse(res, await modern.fetch(request, { parsedBody: body, authInfo }), headers)
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      return sendRpcError(res, 400, RPC.invalidRequest, 'Invalid Request: one JSON-RPC message per request (no batches).', { headers })
+    }
+    if (!isJsonContentType(req.headers['content-type'])) return sendRpcError(res, 415, RPC.invalidRequest, 'Unsupported Media Type: Content-Type must be application/json.', { id, headers })
+    const accept = req.headers.accept ?? ''
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+      return sendRpcError(res, 406, RPC.invalidRequest, 'Not Acceptable: the client must accept both application/json and text/event-stream.', { id, headers })
     }
     const initialize = isInitializeRequest(body)
     if (!initialize) {
+      const version = req.headers['mcp-protocol-version']
+      if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+        return sendRpcError(res, 400, RPC.invalidRequest, `Bad Request: unsupported protocol version ${version.slice(0, 32)} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}).`, { id, headers })
+      }
       const sid = req.headers['mcp-session-id']
       if (typeof sid !== 'string') return sendRpcError(res, 400, RPC.invalidRequest, 'Bad Request: Mcp-Session-Id header is required; send initialize first.', { id, headers })
       if (!(await d.sessions.check(principal, sid))) return sendRpcError(res, 404, RPC.sessionNotFound, 'Session not found: it ended or expired; initialize a new one.', { id, headers })
     }
-    const answer = await legacy(request, body, principal)
-    if (!initialize || answer.status !== 200) return sendWebResponse(res, answer, headers)
-    const params = (body as { params: { protocolVersion: string; clientInfo?: { name?: string; version?: string } } }).params
-    const sid = await d.sessions.create(principal, { protocolVersion: params.protocolVersion, clientName: params.clientInfo?.name, clientVersion: params.clientInfo?.version })
-    if (!sid) {
-      const n = config.mcp.sessionsPerAccount
-      return sendRpcError(res, 429, RPC.serverError, `This account already has ${n} open MCP sessions, the most it may hold. End unused ones (HTTP DELETE with their Mcp-Session-Id) or let them expire after ${Math.round(config.mcp.sessionIdleMs / 60_000)} idle minutes.`, { id, headers })
+    await connected
+    const auth = authInfoOf(principal)
+    const rawJson = new Map<string, string>()
+    auth.extra = { ...auth.extra, rawJson }
+    const answer = await mux.dispatch(body as JSONRPCMessage, auth)
+    if (!answer) {
+      res.writeHead(202, { 'Content-Length': '0', ...headers })
+      return void res.end()
     }
-    return sendWebResponse(res, answer, { ...headers, 'Mcp-Session-Id': sid })
+    const extra: Record<string, string> = { ...headers }
+    if (initialize && !('error' in answer)) {
+      const params = (body as { params: { protocolVersion: string; clientInfo?: { name?: string; version?: string } } }).params
+      const sid = await d.sessions.create(principal, { protocolVersion: params.protocolVersion, clientName: params.clientInfo?.name, clientVersion: params.clientInfo?.version })
+      if (!sid) {
+        const n = config.mcp.sessionsPerAccount
+        return sendRpcError(res, 429, RPC.serverError, `This account already has ${n} open MCP sessions, the most it may hold. End unused ones (HTTP DELETE with their Mcp-Session-Id) or let them expire after ${Math.round(config.mcp.sessionIdleMs / 60_000)} idle minutes.`, { id, headers })
+      }
+      extra['Mcp-Session-Id'] = sid
+    }
+    const text = spliceRawJson(answer, rawJson)
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store', ...extra })
+    res.end(text)
   }
 
   async function del(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>): Promise<void> {
@@ -148,6 +183,9 @@ export function buildMcpRouter(d: McpEndpointDeps) {
   router.on(ALL_METHODS, '/mcp', handle(true))
   return {
     routes: { router, allow: ALL_METHODS },
-    close: () => modern.close(),
+    close: async () => {
+      await modern.close()
+      await legacyServer.close()
+    },
   }
 }

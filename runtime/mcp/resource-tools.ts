@@ -14,7 +14,7 @@ import type { Principal } from '../auth/principal.ts'
 import type { Pipeline } from '../pipeline/pipeline.ts'
 import { recordJsonSchema, JSON_SCHEMA_DIALECT, type JsonSchema } from './json-schema.ts'
 import { argsSchema, parseArgs, type ArgSpec } from './tool-args.ts'
-import { errorResult, successResult } from './tool-results.ts'
+import { errorResult, jsonResult } from './tool-results.ts'
 
 /** What a tool call runs with. */
 export interface ToolContext {
@@ -22,6 +22,11 @@ export interface ToolContext {
   pipeline: Pipeline
   /** Runs another tool of the catalog for the same caller (tools composed of others). */
   callTool(name: string, args: unknown): Promise<CallToolResult>
+  /**
+   * Present when the transport serialises the answer itself (tool-results.ts `RAW_SLOT`): a tool may then leave
+   * its payload as the JSON text it already has instead of parsing it into objects.
+   */
+  rawJson?: Map<string, string>
 }
 
 export type McpScope = 'mcp:read' | 'mcp:write'
@@ -190,11 +195,11 @@ function tool(c: CompiledResource, op: 'list' | 'get', all: readonly CompiledRes
       if (!out.ok) return errorResult(out.error, out.rate, c)
       if (out.kind !== 'read') throw new Error('a read operation answered with another kind of outcome')
       const target = restTarget(c, params, query)
-      const body = JSON.parse(renderRead(out.result, target.path, target.qs)) as Record<string, unknown>
-      if (out.result.kind === 'one') return successResult(`One ${d.title.toLowerCase()} in structuredContent.data.`, body)
+      const body = renderRead(out.result, target.path, target.qs)
+      if (out.result.kind === 'one') return jsonResult(`One ${d.title.toLowerCase()} in structuredContent.data.`, body, ctx.rawJson)
       const { count, hasMore, plan } = out.result
       const next = hasMore ? ` More are available: call ${name} again with offset ${plan.offset + plan.limit}.` : ' There are no more.'
-      return successResult(`${count} ${(d.plural ?? `${d.title}s`).toLowerCase()} in structuredContent.data${d.unpaged ? '' : ` (offset ${plan.offset})`}.${next}`, body)
+      return jsonResult(`${count} ${(d.plural ?? `${d.title}s`).toLowerCase()} in structuredContent.data${d.unpaged ? '' : ` (offset ${plan.offset})`}.${next}`, body, ctx.rawJson)
     },
   }
 }

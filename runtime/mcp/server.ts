@@ -9,7 +9,7 @@
  *   principal of every request, so a change applies to the next call, also inside an existing session.
  * - An unknown tool, prompt or resource is a protocol error (invalid params).
  */
-import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult } from '@modelcontextprotocol/server'
+import { ProtocolError, ProtocolErrorCode, Server, type AuthInfo, type CallToolResult } from '@modelcontextprotocol/server'
 import type { Clock, VersionEntry } from '../config.ts'
 import type { PromptDeclaration } from '../define.ts'
 import { ApiError } from '../errors.ts'
@@ -74,25 +74,45 @@ export interface McpServerDeps {
   log: Logger
 }
 
-/** The server for one request of `principal`. */
-export function createMcpServer(d: McpServerDeps, principal: Principal): Server {
+/** The caller of a request: the endpoint authenticated it and passed it as auth info (see endpoint.ts). */
+function principalOf(ctx: { http?: { authInfo?: AuthInfo } }): Principal {
+  const p = (ctx.http?.authInfo?.extra as { principal?: Principal } | undefined)?.principal
+  if (!p) throw new ProtocolError(ProtocolErrorCode.InternalError, 'The request reached the MCP server unauthenticated.')
+  return p
+}
+
+/** The auth info that carries the authenticated caller to the server's handlers. */
+export function authInfoOf(p: Principal): AuthInfo {
+  return { token: '', clientId: p.credentialId, scopes: [...scopesOf(p)], extra: { principal: p } }
+}
+
+/**
+ * An MCP server. Its handlers take the caller from each request (`ctx.http.authInfo`), so one server can serve
+ * every caller: the endpoint keeps one for 2025-era requests, the SDK builds one per 2026-era request.
+ */
+export function createMcpServer(d: McpServerDeps): Server {
   const { catalog } = d
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: { listChanged: false }, prompts: { listChanged: false }, resources: { listChanged: false }, completions: {} },
     instructions: INSTRUCTIONS,
   })
   const definitions = [...catalog.tools.values()].map((t) => t.definition)
-  const toolContext: ToolContext = {
-    principal,
-    pipeline: d.pipeline,
-    callTool: (name, args) => {
-      const tool = catalog.tools.get(name)
-      if (!tool) throw invalid(`Unknown tool: ${name}`)
-      return tool.run(args, toolContext)
-    },
+  const contextOf = (principal: Principal, rawJson: Map<string, string> | undefined): ToolContext => {
+    const c: ToolContext = {
+      principal,
+      rawJson,
+      pipeline: d.pipeline,
+      callTool: (name, args) => {
+        const tool = catalog.tools.get(name)
+        if (!tool) throw invalid(`Unknown tool: ${name}`)
+        return tool.run(args, c)
+      },
+    }
+    return c
   }
   server.setRequestHandler('tools/list', async () => ({ tools: definitions }))
-  server.setRequestHandler('tools/call', async (req): Promise<CallToolResult> => {
+  server.setRequestHandler('tools/call', async (req, ctx): Promise<CallToolResult> => {
+    const principal = principalOf(ctx)
     const tool = catalog.tools.get(req.params.name)
     if (!tool) throw invalid(`Unknown tool: ${req.params.name}`)
     const need: McpScope = tool.scope
@@ -100,7 +120,7 @@ export function createMcpServer(d: McpServerDeps, principal: Principal): Server 
       return errorResult(new ApiError('forbidden', `${req.params.name} needs the ${need} scope, which this credential was not granted.`, { scope: need }))
     }
     try {
-      return await tool.run(req.params.arguments, toolContext)
+      return await tool.run(req.params.arguments, contextOf(principal, (ctx.http?.authInfo?.extra as { rawJson?: Map<string, string> } | undefined)?.rawJson))
     } catch (e) {
       d.log.error({ msg: 'mcp: tool failed', tool: req.params.name, err: e })
       return errorResult(new ApiError('internal_error', 'The server failed to run the tool.'))
@@ -136,7 +156,8 @@ export function createMcpServer(d: McpServerDeps, principal: Principal): Server 
     return { contents: [{ uri: doc.uri, mimeType: 'application/json', text: JSON.stringify(doc.body()) }] }
   })
 
-  server.setRequestHandler('completion/complete', async (req) => {
+  server.setRequestHandler('completion/complete', async (req, ctx) => {
+    const principal = principalOf(ctx)
     const { ref, argument } = req.params
     const prefix = argument.value ?? ''
     let values: readonly string[] = []

@@ -20,6 +20,33 @@ export function successResult(text: string, structured: Record<string, unknown>)
   return { content: [{ type: 'text', text }], structuredContent: structured }
 }
 
+/**
+ * The key of a placeholder `structuredContent`, `{"orgscan:raw-json": "<slot>"}`, standing for JSON text kept in
+ * the request's slot map: the transport that serialises the answer puts the text in its place (`spliceRawJson`), so
+ * records PostgreSQL already rendered as JSON are not parsed into objects only to be serialised again.
+ */
+export const RAW_SLOT = 'orgscan:raw-json'
+
+/** A success whose payload is JSON text: by reference when the transport splices (`slots`), else parsed. */
+export function jsonResult(text: string, json: string, slots: Map<string, string> | undefined): CallToolResult {
+  if (!slots) return successResult(text, JSON.parse(json) as Record<string, unknown>)
+  const slot = String(slots.size)
+  slots.set(slot, json)
+  return successResult(text, { [RAW_SLOT]: slot })
+}
+
+/** Serialises a JSON-RPC answer, putting each placeholder's JSON text in its place. */
+export function spliceRawJson(answer: unknown, slots: Map<string, string>): string {
+  const sc = (answer as { result?: { structuredContent?: Record<string, unknown> } }).result?.structuredContent
+  const slot = sc?.[RAW_SLOT]
+  if (typeof slot !== 'string' || !slots.has(slot) || Object.keys(sc!).length !== 1) return JSON.stringify(answer)
+  const marker = `\u0000${RAW_SLOT}:${slot}`
+  const result = (answer as { result: Record<string, unknown> }).result
+  const text = JSON.stringify({ ...(answer as object), result: { ...result, structuredContent: marker } })
+  const at = text.indexOf(JSON.stringify(marker))
+  return text.slice(0, at) + slots.get(slot)! + text.slice(at + JSON.stringify(marker).length)
+}
+
 function filterHelp(err: ApiError, resource: CompiledResource | undefined): Record<string, unknown> {
   const field = err.extras.field
   if (err.extras.parameter !== 'filter' || !resource) return {}

@@ -1,13 +1,15 @@
 /**
  * `npm run bench`: seeds the demo data (one large org) into a throwaway PostgreSQL database, then measures with
- * autocannon, alternating in one run, (a) the bare-stack baseline and (b) the authenticated, quota-counted REST
- * list GET /v1/orgs/{orgId}/fields?limit=50. Prints req/s, p50/p99 and ratios; writes results/latest.json.
+ * autocannon, alternating in one run, (a) the bare-stack baseline, (b) the authenticated, quota-counted REST list
+ * GET /v1/orgs/{orgId}/fields?limit=50 and (c) the MCP tool call it mirrors (tools/call list_org_fields, limit 50,
+ * in a session), with the server's resident memory during and after each load. Prints req/s, p50/p99, memory and
+ * ratios; writes results/latest.json.
  *
  * Env: BENCH_DATABASE_URL (default TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test), BENCH_SECONDS (10),
  * BENCH_CONNECTIONS (32), BENCH_ROUNDS (2), BENCH_SCALE (1).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { writeFileSync, mkdirSync } from 'node:fs'
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import autocannon from 'autocannon'
 import postgres from 'postgres'
@@ -48,11 +50,40 @@ async function stop(child: ChildProcess): Promise<void> {
   })
 }
 
-interface Measure { rps: number; p50: number; p99: number; non2xx: number; errors: number }
+interface Measure { rps: number; p50: number; p99: number; non2xx: number; errors: number; rssPeakMb?: number; rssAfterMb?: number }
 
-async function measure(url: string, headers: Record<string, string>, duration: number): Promise<Measure> {
-  const r = await autocannon({ url, connections, duration, headers, pipelining: 1 })
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts }
+/** Resident memory of a process, MB (Linux). */
+function rssMb(pid: number | undefined): number | undefined {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
+  } catch {
+    return undefined
+  }
+}
+
+interface Load { url: string; headers: Record<string, string>; method?: 'GET' | 'POST'; body?: string }
+
+async function measure(load: Load, duration: number, pid?: number): Promise<Measure> {
+  let peak = 0
+  const timer = setInterval(() => (peak = Math.max(peak, rssMb(pid) ?? 0)), 250)
+  const r = await autocannon({ url: load.url, connections, duration, headers: load.headers, method: load.method ?? 'GET', body: load.body, pipelining: 1 })
+  clearInterval(timer)
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts, rssPeakMb: peak || undefined }
+}
+
+/** An MCP session (2025-11-25) on the server and the load of `tools/call list_org_fields` with limit 50 in it. */
+async function mcpLoad(base: string, auth: Record<string, string>, orgId: string): Promise<Load> {
+  const url = `${base}/v1/mcp`
+  const headers = { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+  const init = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }) })
+  const sid = init.headers.get('mcp-session-id')
+  if (init.status !== 200 || !sid) throw new Error(`MCP initialize answered ${init.status}`)
+  const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_org_fields', arguments: { orgId, limit: 50 } } }
+  const load: Load = { url, method: 'POST', headers: { ...headers, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' }, body: JSON.stringify(call) }
+  const check = await fetch(url, { method: 'POST', headers: load.headers, body: load.body })
+  const answer = (await check.json()) as { result?: { isError?: boolean; structuredContent?: { data: unknown[] } } }
+  if (check.status !== 200 || answer.result?.isError || answer.result?.structuredContent?.data.length !== 50) throw new Error(`MCP tools/call answered ${check.status}: ${JSON.stringify(answer).slice(0, 300)}`)
+  return load
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
@@ -79,31 +110,47 @@ try {
   const auth = { authorization: 'Basic ' + Buffer.from(`${key.keyId}:${key.secret}`).toString('base64') }
   const env = { DATABASE_URL: dbUrl, ORGSCAN_PEPPER: pepper, BENCH_ACCOUNT_ID: org.accountId, PORT: '0', ORGSCAN_SEED_DEMO: 'false' }
 
-  const targets: Array<{ name: string; args: string[]; headers: Record<string, string> }> = [
-    { name: 'baseline', args: ['test/bench/baseline-server.ts'], headers: {} },
-    { name: 'rest', args: ['bin/cli/main.ts', 'serve', '--json'], headers: auth },
+  // Each target is a process; its loads are measured one after the other on it (REST and MCP on the same server).
+  const targets: Array<{ name: string; args: string[]; loads: (url: string) => Promise<Array<[string, Load]>> }> = [
+    { name: 'baseline', args: ['test/bench/baseline-server.ts'], loads: async (url) => [['baseline', { url: url + path, headers: {} }]] },
+    {
+      name: 'service',
+      args: ['bin/cli/main.ts', 'serve', '--json'],
+      loads: async (url) => [['rest', { url: url + path, headers: auth }], ['mcp', await mcpLoad(url, auth, org.salesforceId)]],
+    },
   ]
   const results: Record<string, Measure[]> = {}
   for (let round = 1; round <= rounds; round++) {
     for (const tgt of targets) {
       const { child, url } = await startChild(tgt.args, env)
       children.push(child)
-      const check = await fetch(url + path, { headers: tgt.headers })
-      if (check.status !== 200) throw new Error(`${tgt.name} answered ${check.status}: ${await check.text()}`)
-      await measure(url + path, tgt.headers, 2) // warm-up
-      const m = await measure(url + path, tgt.headers, seconds)
-      ;(results[tgt.name] ??= []).push(m)
-      log(`round ${round} ${tgt.name.padEnd(8)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms  non-2xx ${m.non2xx}  errors ${m.errors}`)
+      for (const [name, load] of await tgt.loads(url)) {
+        const check = await fetch(load.url, { method: load.method ?? 'GET', headers: load.headers, body: load.body })
+        if (check.status !== 200) throw new Error(`${name} answered ${check.status}: ${await check.text()}`)
+        await measure(load, 2, child.pid) // warm-up
+        const m = await measure(load, seconds, child.pid)
+        await new Promise((r) => setTimeout(r, 3000))
+        m.rssAfterMb = rssMb(child.pid)
+        ;(results[name] ??= []).push(m)
+        log(`round ${round} ${name.padEnd(8)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms  non-2xx ${m.non2xx}  errors ${m.errors}  rss peak ${m.rssPeakMb?.toFixed(0)} MB, 3 s after ${m.rssAfterMb?.toFixed(0)} MB`)
+      }
       await stop(child)
     }
   }
+  const max = (xs: Array<number | undefined>) => Math.max(...xs.map((x) => x ?? 0))
   const summary = Object.fromEntries(
-    Object.entries(results).map(([k, ms]) => [k, { rps: median(ms.map((m) => m.rps)), p50: median(ms.map((m) => m.p50)), p99: median(ms.map((m) => m.p99)), non2xx: ms.reduce((a, m) => a + m.non2xx, 0), runs: ms }]),
+    Object.entries(results).map(([k, ms]) => [k, { rps: median(ms.map((m) => m.rps)), p50: median(ms.map((m) => m.p50)), p99: median(ms.map((m) => m.p99)), non2xx: ms.reduce((a, m) => a + m.non2xx, 0), rssPeakMb: max(ms.map((m) => m.rssPeakMb)), rssAfterMb: max(ms.map((m) => m.rssAfterMb)), runs: ms }]),
   )
   const base = summary.baseline.rps
-  log('\nmedian of rounds:')
-  for (const [k, s] of Object.entries(summary)) log(`  ${k.padEnd(8)} ${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50} ms  p99 ${s.p99} ms  ratio ${(s.rps / base).toFixed(2)}`)
-  const out = { date: new Date().toISOString(), endpoint: 'GET /v1/orgs/{orgId}/fields?limit=50', orgFields: n, connections, seconds, rounds, scale, summary, ratios: Object.fromEntries(Object.entries(summary).map(([k, s]) => [k, s.rps / base])) }
+  log('\nmedian of rounds (rss: the highest seen):')
+  for (const [k, s] of Object.entries(summary)) log(`  ${k.padEnd(8)} ${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50} ms  p99 ${s.p99} ms  ratio to baseline ${(s.rps / base).toFixed(2)}  rss peak ${s.rssPeakMb.toFixed(0)} MB, after ${s.rssAfterMb.toFixed(0)} MB`)
+  log(`  mcp / rest ${(summary.mcp.rps / summary.rest.rps).toFixed(2)}`)
+  const out = {
+    date: new Date().toISOString(),
+    endpoints: { baseline: 'node:http + the same SQL', rest: 'GET /v1/orgs/{orgId}/fields?limit=50', mcp: 'tools/call list_org_fields {orgId, limit: 50} in a 2025-11-25 session' },
+    orgFields: n, connections, seconds, rounds, scale, summary,
+    ratios: { ...Object.fromEntries(Object.entries(summary).map(([k, s]) => [k, s.rps / base])), mcpToRest: summary.mcp.rps / summary.rest.rps },
+  }
   mkdirSync(new URL('results/', import.meta.url), { recursive: true })
   writeFileSync(new URL('results/latest.json', import.meta.url), JSON.stringify(out, null, 2) + '\n')
   log('wrote test/bench/results/latest.json')
