@@ -43,11 +43,13 @@ function listen(server: Server, port: number, host: string): Promise<Server> {
 const CONTROL_POOL_SIZE = 2
 
 /**
- * Requests of one account reading at once: one less than the read pool, so no account can hold all of it;
- * 1 on the embedded database (one connection: there only the cost bounds of a request protect the others).
+ * Requests of one account reading at once: twice the read pool on PostgreSQL, so that at most two of an account's
+ * queries are ever queued ahead of another account's on a connection, while postgres.js still pipelines (a cap of
+ * one per connection cost a fifth of the throughput in write syscalls: docs/decisions.md "Fair share"); 1 on the
+ * embedded database, whose one connection serves everyone in turn.
  */
 function defaultPerAccount(db: Database): number {
-  return db.kind === 'embedded' ? 1 : Math.max(1, (db.read.options.max ?? 1) - 1)
+  return db.kind === 'embedded' ? 1 : 2 * (db.read.options.max ?? 1)
 }
 
 export interface ServiceOptions {

@@ -30,7 +30,7 @@ const log = (s: string) => process.stderr.write(s + '\n')
 
 function startChild(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(process.execPath, ['--max-semi-space-size=8', '--import', 'tsx', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
     let buf = ''
     child.stdout!.on('data', (d) => {
       buf += d
@@ -129,10 +129,10 @@ try {
         if (check.status !== 200) throw new Error(`${name} answered ${check.status}: ${await check.text()}`)
         await measure(load, 2, child.pid) // warm-up
         const m = await measure(load, seconds, child.pid)
-        await new Promise((r) => setTimeout(r, 3000))
+        await new Promise((r) => setTimeout(r, 15_000))
         m.rssAfterMb = rssMb(child.pid)
         ;(results[name] ??= []).push(m)
-        log(`round ${round} ${name.padEnd(8)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms  non-2xx ${m.non2xx}  errors ${m.errors}  rss peak ${m.rssPeakMb?.toFixed(0)} MB, 3 s after ${m.rssAfterMb?.toFixed(0)} MB`)
+        log(`round ${round} ${name.padEnd(8)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms  non-2xx ${m.non2xx}  errors ${m.errors}  rss peak ${m.rssPeakMb?.toFixed(0)} MB, 15 s after ${m.rssAfterMb?.toFixed(0)} MB`)
       }
       await stop(child)
     }
@@ -142,7 +142,7 @@ try {
     Object.entries(results).map(([k, ms]) => [k, { rps: median(ms.map((m) => m.rps)), p50: median(ms.map((m) => m.p50)), p99: median(ms.map((m) => m.p99)), non2xx: ms.reduce((a, m) => a + m.non2xx, 0), rssPeakMb: max(ms.map((m) => m.rssPeakMb)), rssAfterMb: max(ms.map((m) => m.rssAfterMb)), runs: ms }]),
   )
   const base = summary.baseline.rps
-  log('\nmedian of rounds (rss: the highest seen):')
+  log('\nmedian of rounds (rss: the highest seen; after = 15 s after the load):')
   for (const [k, s] of Object.entries(summary)) log(`  ${k.padEnd(8)} ${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50} ms  p99 ${s.p99} ms  ratio to baseline ${(s.rps / base).toFixed(2)}  rss peak ${s.rssPeakMb.toFixed(0)} MB, after ${s.rssAfterMb.toFixed(0)} MB`)
   log(`  mcp / rest ${(summary.mcp.rps / summary.rest.rps).toFixed(2)}`)
   const out = {
