@@ -92,24 +92,25 @@ t.test('null: eq/ne with null, isNull/isNotNull', async (t) => {
 
 t.test('in/out bind one array parameter', async (t) => {
   const cases: [string, string, unknown[]][] = [
-    ['in(id,1,2,3)', `${c('id')} = ANY($1::bigint[])`, [[1, 2, 3]]],
-    ['in(id,(1,"2"))', `${c('id')} = ANY($1::bigint[])`, [[1, 2]]],
+    ['in(id,1,2,3)', `${c('id')} = ANY($1::text[]::bigint[])`, [['1', '2', '3']]],
+    ['in(id,(1,"2"))', `${c('id')} = ANY($1::text[]::bigint[])`, [['1', '2']]],
     ['in(name,a,7)', `${c('name')} = ANY($1::text[])`, [['a', '7']]],
-    ['in(percentPopulated,1.5,2)', `${c('percentPopulated')} = ANY($1::double precision[])`, [[1.5, 2]]],
-    ['in(isCustom,true)', `${c('isCustom')} = ANY($1::boolean[])`, [[true]]],
-    ['in(lastUsedDate,2024-01-31T10:00:00Z,2024-02-01)', `${c('lastUsedDate')} = ANY($1::timestamptz[])`,
+    ['in(percentPopulated,1.5,2)', `${c('percentPopulated')} = ANY($1::text[]::double precision[])`, [['1.5', '2']]],
+    ['in(isCustom,true)', `${c('isCustom')} = ANY($1::text[]::boolean[])`, [['true']]],
+    ['in(isCustom,true,false)', `${c('isCustom')} = ANY($1::text[]::boolean[])`, [['true', 'false']]],
+    ['in(lastUsedDate,2024-01-31T10:00:00Z,2024-02-01)', `${c('lastUsedDate')} = ANY($1::text[]::timestamptz[])`,
       [['2024-01-31T10:00:00.000Z', '2024-02-01T00:00:00.000Z']]],
-    ['in(createdDate,2024-01-31)', `${c('createdDate')} = ANY($1::date[])`, [['2024-01-31']]],
+    ['in(createdDate,2024-01-31)', `${c('createdDate')} = ANY($1::text[]::date[])`, [['2024-01-31']]],
     ['in(status,active,draft)', `${c('status')} = ANY($1::text[])`, [['active', 'draft']]],
     ['in(namespace,a,null)', `(${c('namespace')} IS NULL OR ${c('namespace')} = ANY($1::text[]))`, [['a']]],
     ['in(namespace,null)', `${c('namespace')} IS NULL`, []],
-    ['out(id,1,2)', `(${c('id')} IS NULL OR NOT (${c('id')} = ANY($1::bigint[])))`, [[1, 2]]],
+    ['out(id,1,2)', `(${c('id')} IS NULL OR NOT (${c('id')} = ANY($1::text[]::bigint[])))`, [['1', '2']]],
     ['out(namespace,a,null)', `(${c('namespace')} IS NOT NULL AND NOT (${c('namespace')} = ANY($1::text[])))`, [['a']]],
     ['out(namespace,(null))', `${c('namespace')} IS NOT NULL`, []],
   ]
   for (const [filter, sql, params] of cases) t.strictSame(compile(filter), { sql, params }, filter)
   const ids = Array.from({ length: 1000 }, (_, i) => i + 1)
-  t.strictSame(compile(`in(id,${ids.join(',')})`), { sql: `${c('id')} = ANY($1::bigint[])`, params: [ids] })
+  t.strictSame(compile(`in(id,${ids.join(',')})`), { sql: `${c('id')} = ANY($1::text[]::bigint[])`, params: [ids.map(String)] })
 })
 
 t.test('like/ilike: * is the wildcard, % _ \\ are escaped', async (t) => {
@@ -126,8 +127,8 @@ t.test('and/or/not: parenthesised, placeholders in order', async (t) => {
   t.strictSame(compile('eq(id,1)|eq(id,2)'), { sql: `(${c('id')} = $1::bigint OR ${c('id')} = $2::bigint)`, params: [1, 2] })
   t.strictSame(compile('not(eq(id,1))'), { sql: `((${c('id')} = $1::bigint) IS NOT TRUE)`, params: [1] })
   t.strictSame(compile('and(eq(id,1),or(eq(name,a),not(in(id,2,3))))'), {
-    sql: `(${c('id')} = $1::bigint AND (${c('name')} = $2::text OR ((${c('id')} = ANY($3::bigint[])) IS NOT TRUE)))`,
-    params: [1, 'a', [2, 3]],
+    sql: `(${c('id')} = $1::bigint AND (${c('name')} = $2::text OR ((${c('id')} = ANY($3::text[]::bigint[])) IS NOT TRUE)))`,
+    params: [1, 'a', ['2', '3']],
   })
 })
 
@@ -217,12 +218,19 @@ t.test('SQL injection: values are only ever bound', async (t) => {
     'eq(id) OR (1=1,1)', 'eq(id;--,1)', 'eq(id/**/,1)']) {
     t.equal(cerr(filter).code, 'filter_parse_error', filter)
   }
-  fc.assert(fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), (a, b) => {
+  const printable = fc.string({ unit: 'binary' }).filter((x) => !/[\u0000-\u001f\u007f]/.test(x))
+  fc.assert(fc.property(printable, printable, (a, b) => {
     const q = (s: string) => `'${s.replace(/[\\']/g, '\\$&')}'`
     const r = compile(`or(eq(name,${q(a)}),in(namespace,${q(b)},${q(a)}))`)
     assert.deepStrictEqual(r, { sql: `(${name} = $1::text OR ${c('namespace')} = ANY($2::text[]))`, params: [a, [b, a]] })
   }), { numRuns: 500 })
   t.pass('arbitrary quoted strings never reach the SQL text')
+  fc.assert(fc.property(printable, fc.integer({ min: 0, max: 31 }), printable, (a, code, b) => {
+    const err = cerr(`eq(name,'${(a + String.fromCharCode(code) + b).replace(/[\\']/g, '\\$&')}')`)
+    assert.equal(err.code, 'filter_parse_error')
+    assert.equal(err.extras.offset, 8, 'the offset of the value')
+  }), { numRuns: 300 })
+  t.pass('a control character anywhere in a value is a parse error at the value')
 })
 
 t.test('malformed ASTs are server faults, not client errors', async (t) => {

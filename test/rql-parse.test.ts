@@ -250,6 +250,37 @@ t.test('limits', async (t) => {
   tooComplex(`in(id,${list(1001)})`, 2006, 'More than 1000 values in one in()/out()')
   tooComplex(`in(id,(${list(1001)}))`, 2007, 'More than 1000 values in one in()/out()')
   tooComplex('in(id,1,2,3)', 10, 'More than 2 values in one in()/out()', { maxValues: 2 })
+
+  // Pattern matching: how many patterns, their wildcards and their length.
+  const patterns = (n: number) => 'or(' + Array.from({ length: n }, (_, i) => `ilike(label,*a${i}*)`).join(',') + ')'
+  t.equal(parseRql(patterns(8)).type, 'or', '8 like/ilike conditions')
+  tooComplex(patterns(9), patterns(9).lastIndexOf('*a8*'), 'Filter has more than 8 like/ilike conditions')
+  const stars = (n: number) => `ilike(label,${'*e'.repeat(n)})`
+  t.equal(parseRql(stars(6)).type, 'cmp', '6 wildcards')
+  tooComplex(stars(7), 12, 'A like/ilike pattern may have at most 6 * wildcards')
+  tooComplex(`like(label,'${'*x'.repeat(50)}')`, 11, 'A like/ilike pattern may have at most 6 * wildcards')
+  t.equal(parseRql(`like(label,'${'x'.repeat(200)}')`).type, 'cmp', 'a pattern of 200 characters')
+  tooComplex(`like(label,'${'x'.repeat(201)}')`, 11, 'A like/ilike pattern may be at most 200 characters')
+  t.equal(parseRql(`eq(label,'${'x'.repeat(2000)}')`).type, 'cmp', 'the pattern limits are for like/ilike only')
+  t.equal(parseRql(`in(label,${Array.from({ length: 20 }, () => '*a*b*c*d*e*f*g*h').join(',')})`).type, 'set', 'and * means nothing outside like/ilike')
+})
+
+t.test('control characters in values are rejected at the value', async (t) => {
+  for (const [input, offset] of [
+    ['eq(name,a%00b)', 8],
+    ["eq(name,'a\u0000b')", 8],
+    ['eq(name,"line1\nline2")', 8],
+    ['in(name,a,b%07c)', 10],
+    ['eq(name,string:%1F)', 8],
+    ['ilike(name,*%7F*)', 11],
+  ] as const) {
+    const input2 = input.replace('\\u0000', '\u0000').replace('\\n', '\n')
+    const e = err(input2)
+    t.equal(e.code, 'filter_parse_error', input)
+    t.equal(e.extras.offset, offset, `${input}: offset of the value`)
+    t.match(e.message, /^Control character U\+00[0-9A-F]{2} in a value$/)
+  }
+  t.equal(parseRql('and(eq(a,1),\n\teq(b,2))').type, 'and', 'tabs and newlines between tokens are whitespace')
 })
 
 t.test('hostile sizes fail fast with filter_too_complex', async (t) => {
@@ -337,8 +368,11 @@ const field = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,8}$/)
 const finite = fc.double({ noNaN: true, noDefaultInfinity: true }).filter((x) => !Object.is(x, -0))
 const date = fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true })
 /** Characters that matter to the syntax, mixed with arbitrary ones. */
-const special = fc.constantFrom(...'\'"\\(),&|*%: \t'.split(''), '%20', 'é', '😀')
-const text = (unit: 'binary' | 'grapheme') => fc.string({ unit: fc.oneof(special, fc.string({ unit, minLength: 1, maxLength: 1 })), maxLength: 12 })
+const special = fc.constantFrom(...'\'"\\(),&|*%: '.split(''), '%20', 'é', '😀')
+/** Values never hold control characters (the parser rejects them; see the property below). */
+const CONTROL = /[\u0000-\u001f\u007f]/
+const text = (unit: 'binary' | 'grapheme') =>
+  fc.string({ unit: fc.oneof(special, fc.string({ unit, minLength: 1, maxLength: 1 }).filter((c) => !CONTROL.test(c))), maxLength: 12 })
 const literalArb: fc.Arbitrary<Omit<RqlLiteral, 'offset'>> = fc.oneof(
   text('binary').map((s) => ({ value: s })),
   text('grapheme').map((s) => ({ value: 's' + s, bare: 's' + s })),
@@ -363,7 +397,7 @@ const { node: nodeArb } = fc.letrec<{ node: RqlNode }>((tie) => ({
 }))
 
 t.test('property: generated ASTs serialised to RQL parse back to an equal AST', async (t) => {
-  const big = { maxLength: Infinity, maxNodes: Infinity }
+  const big = { maxLength: Infinity, maxNodes: Infinity, maxPatterns: Infinity, maxWildcards: Infinity, maxPatternLength: Infinity }
   fc.assert(fc.property(nodeArb, fc.boolean(), (ast, infix) => {
     const text = serialize(ast, infix)
     assert.deepStrictEqual(strip(parseRql(text, big)), strip(ast), text)

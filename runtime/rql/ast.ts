@@ -71,9 +71,27 @@ export interface RqlLimits {
   readonly maxNodes: number
   /** Maximum number of values in one in()/out(). */
   readonly maxValues: number
+  /** Maximum number of like()/ilike() conditions in one filter (pattern matching is the costly part of a filter). */
+  readonly maxPatterns: number
+  /** Maximum number of `*` wildcards in one like()/ilike() pattern. */
+  readonly maxWildcards: number
+  /** Maximum length of one like()/ilike() pattern, in characters. */
+  readonly maxPatternLength: number
 }
 
-export const DEFAULT_RQL_LIMITS: RqlLimits = Object.freeze({ maxLength: 4096, maxDepth: 32, maxNodes: 512, maxValues: 1000 })
+/**
+ * The limits of a filter. The pattern limits bound the cost of the most expensive legal filter: measured on the
+ * large demo org (20,966 fields), see docs/rql.md "Limits".
+ */
+export const DEFAULT_RQL_LIMITS: RqlLimits = Object.freeze({
+  maxLength: 4096,
+  maxDepth: 32,
+  maxNodes: 512,
+  maxValues: 1000,
+  maxPatterns: 8,
+  maxWildcards: 6,
+  maxPatternLength: 200,
+})
 
 /** Absolute nesting cap, whatever the configured limits: keeps the recursive-descent parser far from stack overflow. */
 export const RQL_HARD_MAX_DEPTH = 256

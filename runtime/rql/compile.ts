@@ -90,7 +90,11 @@ class Compiler {
         const hasNull = n.values.some((l) => l.value === null)
         const list = n.values.filter((l) => l.value !== null).map((l) => this.coerce(n.field, spec, l))
         if (list.length === 0 && !hasNull) throw new Error('RQL set node without values')
-        const any = list.length > 0 ? `${expr} = ANY(${this.bind(list)}::${sqlType(spec)}[])` : ''
+        // Bound as text[] and cast in SQL: postgres.js sends a JS array of booleans as one boolean, so a typed
+        // array parameter fails for booleans; text works for every kind.
+        const type = sqlType(spec)
+        const texts = list.map((v) => (typeof v === 'string' ? v : String(v)))
+        const any = list.length > 0 ? `${expr} = ANY(${this.bind(texts)}::text[]${type === 'text' ? '' : `::${type}[]`})` : ''
         if (n.op === 'in') {
           if (!hasNull) return any
           return any ? `(${expr} IS NULL OR ${any})` : `${expr} IS NULL`

@@ -43,9 +43,13 @@ function endsBare(c: number): boolean {
   return c === 40 || c === 41 || c === 44 || c === 38 || c === 124 || c === 39 || c === 34 || isSpace(c)
 }
 
+/** C0 control characters and DEL: never part of a value (PostgreSQL rejects NUL in text; the rest is a mistake). */
+const CONTROL = /[\u0000-\u001f\u007f]/
+
 class Parser {
   private pos = 0
   private nodes = 0
+  private patterns = 0
   private readonly maxDepth: number
 
   constructor(private readonly src: string, private readonly lim: RqlLimits) {
@@ -167,6 +171,7 @@ class Parser {
         const field = this.field()
         const value = this.value()
         this.expect(')', '")" after value', `${name}() takes a field and one value`)
+        if (name === 'like' || name === 'ilike') this.pattern(value)
         return { type: 'cmp', op: name as RqlCmpOp, field, value, offset: start }
       }
       case 'set': {
@@ -191,6 +196,23 @@ class Parser {
         return { type: 'null', op: name as RqlNullOp, field, offset: start }
       }
     }
+  }
+
+  /** Bounds what makes pattern matching expensive: how many patterns, their length and their wildcards. */
+  private pattern(lit: RqlLiteral): void {
+    const text = typeof lit.value === 'string' ? lit.value : (lit.bare ?? String(lit.value))
+    if (++this.patterns > this.lim.maxPatterns) this.tooComplex(`Filter has more than ${this.lim.maxPatterns} like/ilike conditions`, lit.offset)
+    if (text.length > this.lim.maxPatternLength) this.tooComplex(`A like/ilike pattern may be at most ${this.lim.maxPatternLength} characters`, lit.offset)
+    let wildcards = 0
+    for (let i = text.indexOf('*'); i >= 0; i = text.indexOf('*', i + 1)) wildcards++
+    if (wildcards > this.lim.maxWildcards) this.tooComplex(`A like/ilike pattern may have at most ${this.lim.maxWildcards} * wildcards`, lit.offset)
+  }
+
+  /** A value's text may not hold control characters (reported at the value's offset). */
+  private clean(text: string, offset: number): string {
+    const m = CONTROL.exec(text)
+    if (m) this.fail(`Control character U+${m[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')} in a value`, offset)
+    return text
   }
 
   private fieldName(): string {
@@ -226,7 +248,7 @@ class Parser {
     this.ws()
     const offset = this.pos
     const c = this.src.charCodeAt(offset)
-    if (c === 39 || c === 34) return { value: this.quoted(), offset }
+    if (c === 39 || c === 34) return { value: this.clean(this.quoted(), offset), offset }
     if (offset >= this.src.length || endsBare(c)) this.fail(`Expected a value, found ${this.found()}`)
     while (this.pos < this.src.length && !endsBare(this.src.charCodeAt(this.pos))) this.pos++
     const token = this.src.slice(offset, this.pos)
@@ -236,10 +258,10 @@ class Parser {
     const q = this.src.charCodeAt(this.pos)
     if (q === 39 || q === 34) {
       if (!typed || colon !== token.length - 1) this.fail('Unexpected quote inside an unquoted value')
-      return { value: this.convert(prefix, this.quoted(), offset), offset }
+      return { value: this.convert(prefix, this.clean(this.quoted(), offset), offset), offset }
     }
-    if (typed) return { value: this.convert(prefix, this.decode(token.slice(colon + 1), offset), offset), offset }
-    const decoded = this.decode(token, offset)
+    if (typed) return { value: this.convert(prefix, this.clean(this.decode(token.slice(colon + 1), offset), offset), offset), offset }
+    const decoded = this.clean(this.decode(token, offset), offset)
     return { value: this.infer(token, decoded, offset), bare: decoded, offset }
   }
 
@@ -326,5 +348,8 @@ export function parseRql(input: string, limits: Partial<RqlLimits> = {}): RqlNod
     maxDepth: limits.maxDepth ?? d.maxDepth,
     maxNodes: limits.maxNodes ?? d.maxNodes,
     maxValues: limits.maxValues ?? d.maxValues,
+    maxPatterns: limits.maxPatterns ?? d.maxPatterns,
+    maxWildcards: limits.maxWildcards ?? d.maxWildcards,
+    maxPatternLength: limits.maxPatternLength ?? d.maxPatternLength,
   }).parse()
 }

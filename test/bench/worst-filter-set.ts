@@ -1,0 +1,37 @@
+/**
+ * The most expensive legal requests we know of, within the RQL limits (docs/rql.md "Limits"): many wildcard patterns
+ * over several fields, negated, long literal segments between wildcards, the longest `or` of comparisons and the
+ * largest `in` that fit in a filter, and deep offsets on top. Used by `npm run bench:filters` and by the fairness
+ * test (the attacking account sends them).
+ */
+const q = encodeURIComponent
+
+/** The longest filter `build(n)` makes within `max` characters. */
+function fit(build: (n: number) => string, start: number, max = 4096): string {
+  let n = start
+  while (build(n).length > max) n--
+  return build(n)
+}
+
+const SIX = '*e*a*i*o*u*z'
+const BACKTRACK = '*a*a*a*a*a*e'
+const LONG = `*${'a'.repeat(38)}*${'b'.repeat(38)}*${'c'.repeat(38)}*${'d'.repeat(38)}*${'e'.repeat(38)}*`
+const eight = (f: (i: number) => string) => Array.from({ length: 8 }, (_, i) => f(i)).join(',')
+const fields4 = ['label', 'apiName', 'objectApiName', 'type']
+
+export interface WorstFilter {
+  name: string
+  /** Path below /v1/orgs/{orgId}/, with its query string. */
+  path: string
+}
+
+export const WORST_FILTERS: readonly WorstFilter[] = [
+  { name: 'eight 6-wildcard patterns over four fields, negated', path: `fields?limit=200&filter=${q(`not(or(${eight((i) => `ilike(${fields4[i % 4]},${SIX})`)}))`)}` },
+  { name: 'eight 6-wildcard patterns over four fields', path: `fields?limit=200&filter=${q(`or(${eight((i) => `ilike(${fields4[i % 4]},${SIX})`)})`)}` },
+  { name: 'eight backtracking patterns, negated, deep offset', path: `fields?limit=200&sort=-label&offset=10000&filter=${q(`not(and(${eight(() => `ilike(label,${BACKTRACK})`)}))`)}` },
+  { name: 'eight patterns of 200 characters', path: `fields?limit=200&filter=${q(`or(${eight(() => `ilike(label,'${LONG}')`)})`)}` },
+  { name: 'the longest or of eq', path: `fields?limit=200&filter=${q(fit((n) => `or(${Array.from({ length: n }, (_, i) => `eq(label,x${i})`).join(',')})`, 500))}` },
+  { name: 'the largest in on text', path: `fields?limit=200&filter=${q(fit((n) => `in(label,${Array.from({ length: n }, (_, i) => `x${i}`).join(',')})`, 1000))}` },
+  { name: 'eight patterns on the last page', path: `fields?limit=200&offset=20700&sort=label&filter=${q(`or(${eight(() => `ilike(label,${SIX})`)})`)}` },
+  { name: 'eight patterns on issue titles', path: `issues?limit=200&filter=${q(`or(${eight(() => `ilike(title,${SIX})`)})`)}` },
+]
