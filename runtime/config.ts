@@ -33,6 +33,8 @@ export interface Config {
   seedScale: number
   /** Edge shedding (a bare 429): per-client token bucket before authentication; off by default. */
   burstGuard: { enabled: boolean; ratePerSecond: number; burst: number }
+  /** Failed authentications per client address: a bucket of `burst`, refilled at `ratePerSecond` (0: no limit). */
+  authFailures: { ratePerSecond: number; burst: number }
   /** Request reads on PostgreSQL are cancelled by the server after this long (0: never). Ignored by the embedded database. */
   statementTimeoutMs: number
   /** Fair share per process (docs/decisions.md): requests of one account reading at once, waiting, and the longest wait. */
@@ -86,6 +88,8 @@ const EnvSchema = v.object({
   ORGSCAN_BURST_GUARD: v.optional(v.picklist(['on', 'off']), 'off'),
   ORGSCAN_BURST_RATE: v.optional(intFromEnv(1, 1_000_000), '500'),
   ORGSCAN_BURST_SIZE: v.optional(intFromEnv(1, 1_000_000), '1000'),
+  ORGSCAN_AUTH_FAILURE_RATE: v.optional(intFromEnv(0, 1_000_000), '10'),
+  ORGSCAN_AUTH_FAILURE_BURST: v.optional(intFromEnv(1, 1_000_000), '100'),
   ORGSCAN_STATEMENT_TIMEOUT_MS: v.optional(intFromEnv(0, 600_000), '5000'),
   ORGSCAN_ACCOUNT_CONCURRENCY: v.optional(v.union([v.literal('auto'), intFromEnv(1, 1000)]), 'auto'),
   ORGSCAN_ACCOUNT_QUEUE: v.optional(intFromEnv(0, 100_000), '1000'),
@@ -155,6 +159,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     seedDemo: e.ORGSCAN_SEED_DEMO === 'true',
     seedScale: e.ORGSCAN_SEED_SCALE,
     burstGuard: { enabled: e.ORGSCAN_BURST_GUARD === 'on', ratePerSecond: e.ORGSCAN_BURST_RATE, burst: e.ORGSCAN_BURST_SIZE },
+    authFailures: { ratePerSecond: e.ORGSCAN_AUTH_FAILURE_RATE, burst: e.ORGSCAN_AUTH_FAILURE_BURST },
     statementTimeoutMs: e.ORGSCAN_STATEMENT_TIMEOUT_MS,
     fairShare: { perAccount: e.ORGSCAN_ACCOUNT_CONCURRENCY, queueDepth: e.ORGSCAN_ACCOUNT_QUEUE, maxWaitMs: e.ORGSCAN_ACCOUNT_QUEUE_WAIT_MS },
     mcp: {

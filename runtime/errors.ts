@@ -12,6 +12,8 @@ export const ERROR_CODES = {
   forbidden: { status: 403, title: 'Forbidden', mcp: 'access_denied' },
   // quota (contract §7, §8)
   rate_limited: { status: 429, title: 'Too Many Requests', mcp: 'rate_limited' },
+  // too many failed authentications from one client address: a bare 429 (docs/decisions.md "Authentication under attack")
+  authentication_throttled: { status: 429, title: 'Too Many Requests', mcp: 'rate_limited' },
   // fair share: too many requests of one account at once (docs/decisions.md "Fair share")
   concurrency_limited: { status: 429, title: 'Too Many Requests', mcp: 'rate_limited' },
   // parse / plan (contract §4.1, §7)

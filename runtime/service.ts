@@ -10,8 +10,8 @@ import { compileRegistry } from './registry.ts'
 import { openDatabase, type Database } from './db/connect.ts'
 import { migrate } from './db/migrate.ts'
 import { resolvePepper } from './secrets.ts'
-import { ApiKeyAuthenticator, parseBasic } from './auth/api-keys.ts'
-import { unauthorized } from './errors.ts'
+import { ApiKeyAuthenticator } from './auth/api-keys.ts'
+import { createAuthenticate } from './auth/authenticate.ts'
 import { createLogger, type Logger } from './log.ts'
 import type { ServiceContext } from './service-context.ts'
 import { buildDiscoveryRoutes, buildRestRouter, VERSION_HEADER } from './http/rest.ts'
@@ -24,7 +24,6 @@ import type { McpTool } from './mcp/resource-tools.ts'
 import { quotaFactory, type QuotaFactory } from './quota/factory.ts'
 import { BurstGuard, sendBare429 } from './quota/burst-guard.ts'
 import type { QuotaService } from './quota/types.ts'
-import type { Principal } from './auth/principal.ts'
 import { createPipeline } from './pipeline/pipeline.ts'
 import { FairShare } from './pipeline/fair-share.ts'
 import { PreparedShapes } from './db/prepared-shapes.ts'
@@ -77,6 +76,8 @@ export interface RunningService {
   ctx: ServiceContext
   db: Database
   pepper: string
+  /** The API-key authenticator (administration in this process forgets keys it changed; tests read its counters). */
+  auth: ApiKeyAuthenticator
   close(): Promise<void>
 }
 
@@ -117,11 +118,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       quota,
       fairShare,
       log,
-      async authenticate(header): Promise<Principal> {
-        const creds = parseBasic(header)
-        if (!creds) throw unauthorized('Authentication required: send HTTP Basic credentials (API key id and secret).')
-        return a.authenticate(creds)
-      },
+      authenticate: createAuthenticate({
+        keys: a,
+        failures: config.authFailures.ratePerSecond > 0 ? new BurstGuard({ enabled: true, ratePerSecond: config.authFailures.ratePerSecond, burst: config.authFailures.burst, clock }) : undefined,
+      }),
     })
     const ctx: ServiceContext = { config, clock, resources, log, quota, pipeline }
     const catalog = buildCatalog({ resources, prompts: opts.prompts ?? [], versions: config.mcp.versions, clock, extraTools: opts.mcpExtraTools })
@@ -156,6 +156,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       ctx,
       db,
       pepper,
+      auth: a,
       async close() {
         if (closed) return
         closed = true

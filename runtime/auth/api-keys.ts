@@ -41,6 +41,15 @@ interface CachedKey {
   at: number
 }
 
+/** A key id the database does not know, remembered like a found one (same time bound). */
+interface MissingKey {
+  missing: true
+  at: number
+}
+
+/** Most key ids remembered, found or not; beyond it the oldest are forgotten first. */
+const MAX_CACHED = 50_000
+
 export interface Credentials {
   keyId: string
   secret: string
@@ -63,9 +72,12 @@ export function parseBasic(header: string | undefined): Credentials | null {
 }
 
 export class ApiKeyAuthenticator {
-  private cache = new Map<string, CachedKey>()
+  private cache = new Map<string, CachedKey | MissingKey>()
+  private inFlight = new Map<string, Promise<CachedKey | undefined>>()
   private lastUsed = new Map<string, number>()
   private flushTimer: NodeJS.Timeout
+  /** Database lookups made (tests and diagnostics). */
+  lookups = 0
 
   constructor(
     private sql: postgres.Sql,
@@ -77,12 +89,16 @@ export class ApiKeyAuthenticator {
     this.flushTimer.unref()
   }
 
-  async authenticate(creds: Credentials): Promise<Principal> {
+  /**
+   * Verifies credentials. An unknown key id and a wrong secret take the same path and the same time: the secret is
+   * always hashed and compared in constant time (against a dummy hash when there is no key), and an unknown id is
+   * cached exactly like a known one, so neither answer tells which ids exist.
+   */
+  async authenticate(creds: Credentials, opts: { cachedOnly?: boolean } = {}): Promise<Principal> {
     const { keyId, secret } = creds
     const wellFormed = KEY_ID.test(keyId) && SECRET.test(secret)
     const candidate = hashSecret(this.pepper, secret)
-    const entry = wellFormed ? await this.lookup(keyId) : undefined
-    // Constant-time comparison against the stored hash, or a dummy so unknown ids cost the same.
+    const entry = wellFormed ? await this.lookup(keyId, opts.cachedOnly === true) : undefined
     const ok = timingSafeEqual(candidate, entry?.hash ?? DUMMY_HASH) && entry !== undefined
     if (!ok || !entry) throw unauthorized('Invalid API key credentials.')
     if (entry.revoked) throw unauthorized('This API key has been revoked.')
@@ -90,24 +106,44 @@ export class ApiKeyAuthenticator {
     return { accountId: entry.accountId, userId: entry.userId, method: 'api_key', credentialId: keyId, quotaExempt: false }
   }
 
-  private async lookup(keyId: string): Promise<CachedKey | undefined> {
-    const now = this.clock()
+  /** Whether the key is known, valid and cached (answerable without the database). */
+  isCachedValid(keyId: string): boolean {
     const hit = this.cache.get(keyId)
-    if (hit && now - hit.at < this.cacheMs) return hit
+    return hit !== undefined && !('missing' in hit) && !hit.revoked && this.clock() - hit.at < this.cacheMs
+  }
+
+  /** Forgets what this process remembers of a key id (after it was created or revoked here). */
+  forget(keyId: string): void {
+    this.cache.delete(keyId)
+  }
+
+  /** The key, from the cache or (once for concurrent requests of the same id) the database. */
+  private async lookup(keyId: string, cachedOnly: boolean): Promise<CachedKey | undefined> {
+    const hit = this.cache.get(keyId)
+    if (hit && this.clock() - hit.at < this.cacheMs) return 'missing' in hit ? undefined : hit
+    if (cachedOnly) return undefined
+    let p = this.inFlight.get(keyId)
+    if (!p) {
+      p = this.fetch(keyId).finally(() => this.inFlight.delete(keyId))
+      this.inFlight.set(keyId, p)
+    }
+    return p
+  }
+
+  private async fetch(keyId: string): Promise<CachedKey | undefined> {
+    const now = this.clock()
+    this.lookups++
     const rows = await withDeadline(this.sql<{ secret_hash: Buffer; account_id: string; user_id: string | null; revoked: boolean }[]>`
       SELECT secret_hash, account_id::text AS account_id, user_id::text AS user_id, revoked_at IS NOT NULL AS revoked
       FROM api_keys WHERE key_id = ${keyId}`).catch((e) => {
       throw classifyDbError(e, false)
     })
     const r = rows[0]
-    if (!r) {
-      this.cache.delete(keyId)
-      return undefined
-    }
-    const entry = { hash: Buffer.from(r.secret_hash), accountId: r.account_id, userId: r.user_id, revoked: r.revoked, at: now }
+    const entry = r ? { hash: Buffer.from(r.secret_hash), accountId: r.account_id, userId: r.user_id, revoked: r.revoked, at: now } : undefined
     if (this.cacheMs > 0) {
-      if (this.cache.size > 10_000) this.cache.clear()
-      this.cache.set(keyId, entry)
+      this.cache.delete(keyId)
+      if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!)
+      this.cache.set(keyId, entry ?? { missing: true, at: now })
     }
     return entry
   }

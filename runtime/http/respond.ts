@@ -11,6 +11,15 @@ export function sendJson(res: ServerResponse, status: number, body: string, head
 }
 
 export function sendError(res: ServerResponse, err: ApiError, headers: Headers = {}): void {
+  if (err.extras.bare) {
+    // The shedding form: the status alone, no body and no rate-limit headers.
+    if (res.headersSent) return
+    const bare: Headers = { ...headers, 'Content-Length': '0' }
+    for (const k of Object.keys(bare)) if (/^(x-)?ratelimit/i.test(k)) delete bare[k]
+    if (err.extras.retryAfterSeconds !== undefined) bare['Retry-After'] = String(err.extras.retryAfterSeconds)
+    res.writeHead(err.status, bare)
+    return void res.end()
+  }
   const extra: Headers = { ...headers, ...(err.extras.headers ?? {}) }
   if (err.extras.retryAfterSeconds !== undefined) extra['Retry-After'] = String(err.extras.retryAfterSeconds)
   sendJson(res, err.status, JSON.stringify(errorBody(err)), extra)

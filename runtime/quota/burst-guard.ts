@@ -81,6 +81,18 @@ export class BurstGuard {
     return false
   }
 
+  /**
+   * Seconds until the client has a token again, without taking one: 0 when it has one now (or the guard is off).
+   * `allow` takes one; together they count events other than requests, such as failed authentications.
+   */
+  waitSeconds(address: string | undefined): number {
+    if (!this.enabled || !address) return 0
+    const b = this.buckets.get(clientKey(address))
+    if (!b) return 0
+    const tokens = Math.min(this.burst, b.tokens + (Math.max(0, this.clock() - b.at) * this.rate) / 1000)
+    return tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / this.rate))
+  }
+
   /** Buckets currently held. */
   get size(): number {
     return this.buckets.size

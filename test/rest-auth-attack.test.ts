@@ -1,0 +1,91 @@
+/**
+ * Authentication under attack: unknown key ids stop reaching the database (a bounded negative cache, one lookup for
+ * concurrent requests of the same id), an unknown id and a wrong secret are indistinguishable, and an address sending
+ * too many failed authentications gets a bare 429 — without affecting other addresses or keys already verified.
+ */
+import t from 'tap'
+import { request } from 'node:http'
+import { createAccount, createKey } from '../runtime/admin.ts'
+import { startTestService, basic } from './helpers/service.ts'
+
+let now = Date.parse('2026-11-23T12:00:00Z')
+const clock = () => now
+const ts = await startTestService(t, { seed: false, clock, config: { authCacheMs: 5000, authFailures: { ratePerSecond: 1, burst: 5 } } })
+const account = await createAccount(ts.svc.db.sql, { name: 'Acme', dailyLimit: 100_000, monthlyLimit: 1_000_000 })
+const good = await createKey(ts.svc.db.sql, ts.svc.pepper, account.id)
+const goodAuth = basic(good.keyId, good.secret)
+
+/** GET from a chosen loopback source address (127.0.0.x all reach the server on Linux). */
+function from(source: string, path: string, authorization?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  const { port } = new URL(ts.url)
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, localAddress: source, headers: authorization ? { authorization } : {} }, (res) => {
+      let body = ''
+      res.on('data', (d) => (body += d))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+
+t.test('an unknown key id is looked up once, then cached like a known one; a key created later works within the cache time', async (t) => {
+  const lookups = () => ts.svc.auth.lookups
+  const before = lookups()
+  const unknown = basic('osk_zzzzzzzzzzzzzzzzzzzz', 'x'.repeat(43))
+  for (let i = 0; i < 3; i++) t.equal((await from('127.0.0.11', '/v1/orgs', unknown)).status, 401)
+  t.equal(lookups() - before, 1, 'one database lookup for three requests')
+  const burst = await Promise.all(Array.from({ length: 3 }, () => from('127.0.0.12', '/v1/orgs', basic('osk_yyyyyyyyyyyyyyyyyyyy', 'x'.repeat(43)))))
+  t.same(burst.map((r) => r.status), [401, 401, 401])
+  t.equal(lookups() - before, 2, 'concurrent requests of one new id: one lookup')
+  const fresh = basic('osk_xxxxxxxxxxxxxxxxxxxx', 'S'.repeat(43))
+  t.equal((await from('127.0.0.13', '/v1/orgs', fresh)).status, 401, 'an id nobody created yet')
+  await createKey(ts.svc.db.sql, ts.svc.pepper, account.id, { keyId: 'osk_xxxxxxxxxxxxxxxxxxxx', secret: 'S'.repeat(43) })
+  t.equal((await from('127.0.0.13', '/v1/orgs', fresh)).status, 401, 'created by another process: still cached as unknown')
+  t.equal((await from('127.0.0.13', '/v1/orgs', fresh)).status, 401, 'still within the cache time')
+  now += 5000
+  t.equal((await from('127.0.0.13', '/v1/orgs', fresh)).status, 200, 'works once the cache time has passed')
+})
+
+t.test('an unknown id and a wrong secret answer the same bytes', async (t) => {
+  const unknown = await from('127.0.0.21', '/v1/orgs', basic('osk_wwwwwwwwwwwwwwwwwwww', 'x'.repeat(43)))
+  const wrong = await from('127.0.0.22', '/v1/orgs', basic(good.keyId, 'x'.repeat(43)))
+  t.equal(unknown.status, 401)
+  t.equal(unknown.body, wrong.body, 'same body')
+  const h = (x: typeof unknown) => Object.fromEntries(Object.entries(x.headers).filter(([k]) => k !== 'date'))
+  t.same(h(unknown), h(wrong), 'same headers but Date')
+})
+
+t.test('too many failed authentications from one address: a bare 429, for that address only', async (t) => {
+  const bad = basic('osk_vvvvvvvvvvvvvvvvvvvv', 'x'.repeat(43))
+  t.equal((await from('127.0.0.31', '/v1/orgs', goodAuth)).status, 200, 'the good key is verified (and cached) first')
+  for (let i = 0; i < 5; i++) t.equal((await from('127.0.0.31', '/v1/orgs', bad)).status, 401, `failure ${i + 1} of the burst`)
+  const shed = await from('127.0.0.31', '/v1/orgs', bad)
+  t.equal(shed.status, 429, 'the next one is shed')
+  t.equal(shed.body, '', 'no body')
+  t.notOk(Object.keys(shed.headers).some((k) => /ratelimit/i.test(k)), 'no rate-limit headers')
+  t.equal(shed.headers['retry-after'], '1')
+  const stillBad = await from('127.0.0.31', '/v1/orgs', basic('osk_uuuuuuuuuuuuuuuuuuuu', 'x'.repeat(43)))
+  t.equal(stillBad.status, 429, 'an id never seen is shed without a database lookup')
+  t.equal((await from('127.0.0.31', '/v1/orgs')).status, 429, 'so is a request without credentials')
+  t.equal((await from('127.0.0.31', '/v1/orgs', goodAuth)).status, 200, 'a key already verified still works from the address')
+  t.equal((await from('127.0.0.32', '/v1/orgs', bad)).status, 401, 'another address is not affected')
+  now += 1000
+  t.equal((await from('127.0.0.31', '/v1/orgs', bad)).status, 401, 'one token back after a second: checked again')
+  t.equal((await from('127.0.0.31', '/v1/orgs', bad)).status, 429)
+})
+
+t.test('MCP gets the same protection', async (t) => {
+  for (let i = 0; i < 5; i++) await from('127.0.0.41', '/v1/orgs', basic('osk_tttttttttttttttttttt', 'x'.repeat(43)))
+  const { port } = new URL(ts.url)
+  const r = await new Promise<number>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/v1/mcp', method: 'POST', localAddress: '127.0.0.41', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, (res) => {
+      res.resume()
+      resolve(res.statusCode ?? 0)
+    })
+    req.on('error', reject)
+    req.end('{"jsonrpc":"2.0","id":1,"method":"ping"}')
+  })
+  t.equal(r, 429, 'the MCP endpoint sheds the same address')
+})
