@@ -31,7 +31,7 @@ export function basic(keyId: string, secret: string): string {
 
 export async function startTestService(
   t: Test,
-  opts: { config?: Partial<Config>; clock?: Clock; quota?: ServiceOptions['quota']; seed?: boolean; mcpExtraTools?: ServiceOptions['mcpExtraTools'] } = {},
+  opts: { config?: Partial<Config>; clock?: Clock; quota?: ServiceOptions['quota']; seed?: boolean; seedScale?: number; mcpExtraTools?: ServiceOptions['mcpExtraTools'] } = {},
 ): Promise<TestService> {
   const db = await createTestDatabase()
   const config = loadConfig({}, {
@@ -53,7 +53,7 @@ export async function startTestService(
     log: createLogger(() => undefined),
     quota: opts.quota,
     onEmptyDatabase: async ({ db: d, resources }) => {
-      if (opts.seed !== false) seed = await seedDemo(d.sql, resources, { scale: SEED_SCALE })
+      if (opts.seed !== false) seed = await seedDemo(d.sql, resources, { scale: opts.seedScale ?? SEED_SCALE })
     },
   })
   t.teardown(async () => {

@@ -1,0 +1,79 @@
+/**
+ * The tenant-starvation attack: account A keeps `concurrency` of the most expensive legal requests in flight while
+ * account B sends ordinary requests one after the other; reports what B saw. Used by test/fairness.test.ts; also
+ * runnable against any server:
+ *
+ *   node --import tsx test/attack/tenant-starvation.ts URL A_KEY_ID:A_SECRET A_ORG_ID B_KEY_ID:B_SECRET B_ORG_ID [SECONDS]
+ */
+import { Agent, request } from 'node:http'
+import { WORST_FILTERS } from '../bench/worst-filter-set.ts'
+
+export interface Party {
+  /** `Basic …` header. */
+  authorization: string
+  orgId: string
+}
+
+export interface AttackReport {
+  victim: { latenciesMs: number[]; statuses: Record<number, number> }
+  attacker: { statuses: Record<number, number> }
+}
+
+/** The victim's ordinary requests: default pages of common lists. */
+export const PLAIN = ['fields?limit=50', 'objects?limit=50', 'issues', 'connectedApps']
+
+function get(agent: Agent, base: URL, path: string, authorization: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = request({ host: base.hostname, port: base.port, path, agent, headers: { authorization } }, (res) => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode ?? 0))
+    })
+    req.on('error', () => resolve(0))
+    req.end()
+  })
+}
+
+const count = (m: Record<number, number>, s: number) => (m[s] = (m[s] ?? 0) + 1)
+
+export async function starvationAttack(o: { url: string; attacker: Party; victim: Party; seconds: number; concurrency: number }): Promise<AttackReport> {
+  const base = new URL(o.url)
+  const until = Date.now() + o.seconds * 1000
+  const report: AttackReport = { victim: { latenciesMs: [], statuses: {} }, attacker: { statuses: {} } }
+  const attackerAgent = new Agent({ keepAlive: true, maxSockets: o.concurrency })
+  const victimAgent = new Agent({ keepAlive: true, maxSockets: 1 })
+  const attacker = async (n: number) => {
+    for (let i = n; Date.now() < until; i++) {
+      const w = WORST_FILTERS[i % WORST_FILTERS.length]
+      count(report.attacker.statuses, await get(attackerAgent, base, `/v1/orgs/${o.attacker.orgId}/${w.path}`, o.attacker.authorization))
+    }
+  }
+  const victim = async () => {
+    for (let i = 0; Date.now() < until; i++) {
+      const t0 = performance.now()
+      const status = await get(victimAgent, base, `/v1/orgs/${o.victim.orgId}/${PLAIN[i % PLAIN.length]}`, o.victim.authorization)
+      report.victim.latenciesMs.push(performance.now() - t0)
+      count(report.victim.statuses, status)
+    }
+  }
+  // The attacker starts first and is in full swing before the victim's first request.
+  const attackers = Array.from({ length: o.concurrency }, (_, n) => attacker(n))
+  await new Promise((r) => setTimeout(r, 300))
+  await Promise.all([...attackers, victim()])
+  attackerAgent.destroy()
+  victimAgent.destroy()
+  return report
+}
+
+export function percentile(xs: readonly number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor(s.length * p))]
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const [url, a, aOrg, b, bOrg, seconds = '10'] = process.argv.slice(2)
+  const basic = (kv: string) => 'Basic ' + Buffer.from(kv).toString('base64')
+  const r = await starvationAttack({ url, attacker: { authorization: basic(a), orgId: aOrg }, victim: { authorization: basic(b), orgId: bOrg }, seconds: Number(seconds), concurrency: 16 })
+  const lat = r.victim.latenciesMs
+  process.stdout.write(`victim: ${lat.length} requests, statuses ${JSON.stringify(r.victim.statuses)}, p50 ${percentile(lat, 0.5).toFixed(0)} ms, p99 ${percentile(lat, 0.99).toFixed(0)} ms, max ${Math.max(...lat).toFixed(0)} ms\n`)
+  process.stdout.write(`attacker: statuses ${JSON.stringify(r.attacker.statuses)}\n`)
+}

@@ -1,0 +1,35 @@
+/**
+ * One account cannot starve another (docs/decisions.md "Fair share"): account A keeps 16 of the most expensive legal
+ * filters in flight for 10 s (test/attack/tenant-starvation.ts) while account B sends plain requests. Every B request
+ * succeeds and B's p99 stays under 1 s — on the embedded database too, where one connection serves everybody.
+ * Before the fix, B waited 8–15 s or got 503s. The data is the demo seed at 0.3 scale (about 6,300 fields in A's org),
+ * enough to make the attack's filters costly and the test fast.
+ */
+import t from 'tap'
+import { startTestService } from './helpers/service.ts'
+import { updateAccount } from '../runtime/admin.ts'
+import { percentile, starvationAttack } from './attack/tenant-starvation.ts'
+
+const ts = await startTestService(t, { seedScale: 0.3 })
+const large = ts.seed.orgs.find((o) => o.large)!
+const other = ts.seed.orgs.find((o) => o.accountId !== large.accountId && o.scans > 0)!
+for (const id of [large.accountId, other.accountId]) await updateAccount(ts.svc.db.sql, id, { dailyLimit: 1_000_000, monthlyLimit: 1_000_000 })
+ts.svc.ctx.quota.invalidate?.()
+
+t.test('16 concurrent worst-case filters from A do not starve B', async (t) => {
+  const report = await starvationAttack({
+    url: ts.url,
+    attacker: { authorization: await ts.keyHeader(large.accountId), orgId: large.salesforceId },
+    victim: { authorization: await ts.keyHeader(other.accountId), orgId: other.salesforceId },
+    seconds: 10,
+    concurrency: 16,
+  })
+  const lat = report.victim.latenciesMs
+  const p99 = percentile(lat, 0.99)
+  t.comment(`B: ${lat.length} requests, p50 ${percentile(lat, 0.5).toFixed(0)} ms, p99 ${p99.toFixed(0)} ms, max ${Math.max(...lat).toFixed(0)} ms; A: ${JSON.stringify(report.attacker.statuses)}`)
+  t.ok(lat.length >= 20, 'B kept being served')
+  t.same(Object.keys(report.victim.statuses), ['200'], 'every B request succeeded')
+  t.ok(p99 < 1000, `B's p99 is under 1 s (${p99.toFixed(0)} ms)`)
+  t.ok((report.attacker.statuses[200] ?? 0) > 0, "A's expensive requests were served too (legal, just expensive)")
+  t.notOk(Object.keys(report.attacker.statuses).some((s) => s.startsWith('5')), 'A got no 5xx either')
+})
