@@ -4,4 +4,11 @@
 import { register } from 'tsx/esm/api'
 
 register()
-await import('./cli/main.ts')
+const { run } = await import('./cli/main.ts')
+const code = await run(process.argv.slice(2), {
+  out: (line) => void process.stdout.write(line + '\n'),
+  err: (line) => void process.stderr.write(line + '\n'),
+  env: process.env,
+})
+// A running server keeps the process alive (its listener); every other command ends here.
+if (code !== 0) process.exit(code)

@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net'
 import type { Resource } from './define.ts'
 import type { Clock, Config } from './config.ts'
 import { compileRegistry } from './registry.ts'
-import { openDatabase, type Database } from './db/connect.ts'
+import { MEMORY_DATA_DIR, openDatabase, type Database } from './db/connect.ts'
+import { startAdminSocket, type AdminSocket } from './admin-socket.ts'
 import { migrate } from './db/migrate.ts'
 import { resolvePepper } from './secrets.ts'
 import { ApiKeyAuthenticator } from './auth/api-keys.ts'
@@ -97,6 +98,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   let quota: QuotaService | undefined
   let sessions: McpSessions | undefined
   let closeMcp: (() => Promise<void>) | undefined
+  let adminSocket: AdminSocket | undefined
   const servers: Server[] = []
   try {
     await migrate(db.sql, (line) => log.info({ msg: line }))
@@ -146,6 +148,19 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     const server = await listen(createHttpServer(separateMcp ? rest : [...rest, mcp.routes], options), config.port, config.host)
     servers.push(server)
     if (separateMcp) servers.push(await listen(createHttpServer([buildDiscoveryRoutes(config.mcp.versions, clock), mcp.routes], options), config.mcp.port!, config.host))
+    // The CLI's accounts/keys/import reach a server on the embedded database through its admin socket.
+    if (db.kind === 'embedded' && config.dataDir !== MEMORY_DATA_DIR) {
+      adminSocket = await startAdminSocket(config.dataDir, {
+        sql: db.sql,
+        pepper,
+        resources,
+        defaults: { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit },
+        onChange: (c) => {
+          if (c.account) quota!.invalidate?.(c.account)
+          if (c.key) a.forget(c.key)
+        },
+      }, log)
+    }
     const address = (s: Server) => `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${(s.address() as AddressInfo).port}`
     let closed = false
     return {
@@ -164,6 +179,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
           s.closeAllConnections()
           s.close(() => r())
         })))
+        await adminSocket?.close()
         await closeMcp?.()
         sessions?.close()
         await a.close()
@@ -173,6 +189,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     }
   } catch (e) {
     for (const s of servers) s.close()
+    await adminSocket?.close()
     sessions?.close()
     await closeMcp?.().catch(() => undefined)
     await auth?.close().catch(() => undefined)

@@ -1,4 +1,8 @@
-/** The `orgscan` command (issue 2 "Command line"): JSON output, errors as one line with a non-zero exit. */
+/**
+ * The `orgscan` command: JSON output, errors as one line with a non-zero exit (2 for usage), and — while a server holds
+ * the embedded database — accounts, keys and import carried out by that server through its admin socket. Commands run
+ * in process (`run`, the whole command); one test runs the real executable end to end.
+ */
 import t from 'tap'
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -8,18 +12,28 @@ import { createTestDatabase } from './helpers/test-db.ts'
 import { spawnServer } from './helpers/server-process.ts'
 import { demoBundle } from '../demo/bundle.ts'
 import { DEMO_ORG_DEFS } from '../demo/orgs.ts'
+import { run as cli } from '../bin/cli/main.ts'
 
 const bin = new URL('../bin/orgscan.js', import.meta.url).pathname
-const tdb = await createTestDatabase()
+const tdb = await createTestDatabase({ template: 'empty' })
 t.teardown(() => tdb.drop())
-const env: Record<string, string> = { ...(process.env as Record<string, string>), ORGSCAN_PEPPER: 'cli-test-pepper-0123456789abcdefghij' }
-delete env.DATABASE_URL
+const env: Record<string, string | undefined> = { ...process.env, ORGSCAN_PEPPER: 'cli-test-pepper-0123456789abcdefghij', DATABASE_URL: undefined }
 if (tdb.databaseUrl) env.DATABASE_URL = tdb.databaseUrl
 else env.ORGSCAN_DATA_DIR = tdb.dataDir!
 
-function run(args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs the command in this process, as bin/orgscan.js would. */
+async function run(args: string[], extraEnv: Record<string, string | undefined> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = ''
+  let stderr = ''
+  const code = await cli(args, { out: (l) => (stdout += l + '\n'), err: (l) => (stderr += l + '\n'), env: { ...env, ...extraEnv } })
+  return { code, stdout, stderr }
+}
+
+/** Runs the real executable (node + tsx + the command), as a user would. */
+function spawnCli(args: string[], extraEnv: Record<string, string | undefined> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [bin, ...args], { env: { ...env, ...extraEnv } })
+    const clean = Object.fromEntries(Object.entries({ ...env, ...extraEnv }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv
+    const p = spawn(process.execPath, [bin, ...args], { env: clean })
     let stdout = ''
     let stderr = ''
     p.stdout.on('data', (d) => (stdout += d))
@@ -27,6 +41,18 @@ function run(args: string[], extraEnv: Record<string, string> = {}): Promise<{ c
     p.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }))
   })
 }
+
+t.test('the executable end to end: help, a usage error, a command', async (t) => {
+  const h = await spawnCli(['--help'])
+  t.equal(h.code, 0)
+  t.match(h.stdout, /accounts create --name N/)
+  const u = await spawnCli(['frobnicate'])
+  t.equal(u.code, 2)
+  t.equal(u.stderr, 'orgscan: Unknown command "frobnicate". Run "orgscan --help".\n', 'one line on stderr')
+  const c = await spawnCli(['accounts', 'create', '--name', 'Spawned', '--json'])
+  t.equal(c.code, 0, c.stderr)
+  t.match(JSON.parse(c.stdout), { id: String, name: 'Spawned' })
+})
 
 t.test('help and usage errors', async (t) => {
   const h = await run(['--help'])
@@ -104,15 +130,36 @@ t.test('import: one scan bundle in one transaction; invalid bundles are refused 
   t.match(missing.stderr, /^orgscan: Cannot read /)
 })
 
-t.test('the embedded database refuses a second process with a clear message', { skip: tdb.databaseUrl ? 'uses the embedded database only' : false }, async (t) => {
+t.test('while a server holds the embedded database, accounts, keys and import go through it', { skip: tdb.databaseUrl ? 'the embedded database only: PostgreSQL serves both at once' : false }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'orgscan-cli-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const server = await spawnServer({ ...env, ORGSCAN_DATA_DIR: dir, ORGSCAN_SEED_DEMO: 'false' })
+  const server = await spawnServer({ ...env, ORGSCAN_DATA_DIR: dir, ORGSCAN_SEED_DEMO: 'false', ORGSCAN_AUTH_CACHE_MS: '500' })
   t.teardown(() => server.stop(0))
-  const c = await run(['accounts', 'list'], { ORGSCAN_DATA_DIR: dir })
-  t.equal(c.code, 1)
-  t.match(c.stderr, /in use by another orgscan process \(pid \d+\)/)
-  t.equal(c.stderr.trim().split('\n').length, 1, 'one line')
+  const at = { ORGSCAN_DATA_DIR: dir }
+  const acct = await run(['accounts', 'create', '--name', 'Via socket', '--daily-limit', '5', '--json'], at)
+  t.equal(acct.code, 0, acct.stderr)
+  const accountId = JSON.parse(acct.stdout).id as string
+  const k = await run(['keys', 'create', '--account', accountId, '--json'], at)
+  t.equal(k.code, 0, k.stderr)
+  const key = JSON.parse(k.stdout) as { keyId: string; secret: string }
+  const auth = { authorization: 'Basic ' + Buffer.from(`${key.keyId}:${key.secret}`).toString('base64') }
+  const ok = await fetch(`${server.url}/v1/orgs`, { headers: auth })
+  t.equal(ok.status, 200, 'the new key works against the running server at once')
+  t.equal(ok.headers.get('x-ratelimit-limit'), '5')
+  const up = await run(['accounts', 'update', accountId, '--daily-limit', '7', '--json'], at)
+  t.equal(JSON.parse(up.stdout).dailyLimit, 7)
+  t.equal((await fetch(`${server.url}/v1/orgs`, { headers: auth })).headers.get('x-ratelimit-limit'), '7', 'a limit change applies at the next request')
+  const listed = await run(['keys', 'list', '--account', accountId, '--json'], at)
+  t.equal(JSON.parse(listed.stdout).length, 1)
+  t.notOk(listed.stdout.includes(key.secret), 'list never shows the secret')
+  t.equal((await run(['keys', 'revoke', key.keyId], at)).code, 0)
+  t.equal((await fetch(`${server.url}/v1/orgs`, { headers: auth })).status, 401, 'a revoked key stops at once in that server')
+  const bad = await run(['accounts', 'update', '999999', '--daily-limit', '1'], at)
+  t.equal(bad.code, 1)
+  t.equal(bad.stderr, 'orgscan: No account with id 999999.\n', 'errors from the server read like local ones')
+  const seed = await run(['seed', '--scale', '0.01'], at)
+  t.equal(seed.code, 1)
+  t.match(seed.stderr, /^orgscan: The embedded database in .* is in use by another orgscan process \(pid \d+\)/, 'seed needs the server stopped')
 })
 
 t.test('serve seeds an empty embedded database and prints the same working demo key on every start', { skip: tdb.databaseUrl ? 'embedded database only' : false }, async (t) => {

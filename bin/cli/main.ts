@@ -1,50 +1,34 @@
 /**
- * `orgscan` — serve, migrate, seed, import, accounts, keys. Every command takes --json and --help; errors
- * are one line on stderr with a non-zero exit (2 for usage errors, 1 otherwise).
+ * `orgscan` — serve, migrate, seed, import, accounts, keys. Every command takes --json and --help; errors are one line
+ * on stderr with a non-zero exit (2 for usage errors, 1 otherwise). `run` is the whole command, in process (tests call
+ * it); bin/orgscan.js calls it with the real process's streams.
+ *
+ * While a server holds the embedded database, `accounts`, `keys` and `import` go to that server's admin socket
+ * (runtime/admin-socket.ts); `seed` and `migrate` refuse.
  */
-import { readFileSync } from 'node:fs'
 import { registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
 import { ConfigError, loadConfig, type Config } from '../../runtime/config.ts'
 import { compileRegistry } from '../../runtime/registry.ts'
 import { openDatabase, type Database } from '../../runtime/db/connect.ts'
+import { DataDirInUseError } from '../../runtime/db/lock.ts'
 import { migrate } from '../../runtime/db/migrate.ts'
 import { resolvePepper } from '../../runtime/secrets.ts'
 import { createLogger } from '../../runtime/log.ts'
-import { AdminError, createAccount, createKey, listAccounts, listKeys, revokeKey, updateAccount } from '../../runtime/admin.ts'
-import { importScan, ImportError, type ScanBundle } from '../../runtime/import.ts'
+import { AdminError } from '../../runtime/admin.ts'
+import { ImportError } from '../../runtime/import.ts'
+import { runAdminOp, type AdminOp } from '../../runtime/admin-ops.ts'
+import { adminSocketPath, callAdminSocket } from '../../runtime/admin-socket.ts'
 import { intOption, numOption, parse, UsageError } from './args.ts'
+import { HELP, table } from './help.ts'
 import { serve } from './serve.ts'
 
-const HELP: Record<string, string> = {
-  '': `orgscan — Organization Scan Data Service
-
-Usage: orgscan <command> [options]
-
-Commands:
-  serve [--port N]                         start the REST service (embedded database unless DATABASE_URL is set)
-  migrate                                  apply database migrations
-  seed [--scale X]                         fill deterministic demo data (scale 1 = one large org with 20,000+ fields)
-  import --account ID FILE                 import one scan bundle (JSON) for an org of the account
-  accounts create --name N [--daily-limit N --monthly-limit N]
-  accounts list
-  accounts update ID [--name N --daily-limit N --monthly-limit N]
-  keys create --account ID [--name N]      create an API key; the secret is printed once
-  keys list --account ID
-  keys revoke KEYID
-
-Every command accepts --json (machine-readable output) and --help.
-Environment: DATABASE_URL, ORGSCAN_DATA_DIR (default ./data), PORT, ORGSCAN_PEPPER, … (see README).`,
-  serve: 'Usage: orgscan serve [--port N] [--json]\nStarts the service; seeds demo data on the first start of an empty embedded database.',
-  migrate: 'Usage: orgscan migrate [--json]\nApplies pending migrations.',
-  seed: 'Usage: orgscan seed [--scale X] [--json]\nFills deterministic demo data (accounts, orgs, scans). --scale between 0 and 10, default 1.',
-  import: 'Usage: orgscan import --account ID FILE [--json]\nImports one scan bundle ({org, scan, data}) in one transaction.',
-  accounts: 'Usage:\n  orgscan accounts create --name N [--daily-limit N] [--monthly-limit N] [--json]\n  orgscan accounts list [--json]\n  orgscan accounts update ID [--name N] [--daily-limit N] [--monthly-limit N] [--json]',
-  keys: 'Usage:\n  orgscan keys create --account ID [--name N] [--json]\n  orgscan keys list --account ID [--json]\n  orgscan keys revoke KEYID [--json]',
+/** Where the command writes, and the environment it reads. */
+export interface CliIO {
+  out(line: string): void
+  err(line: string): void
+  env: Record<string, string | undefined>
 }
-
-const out = (s: string): void => void process.stdout.write(s + '\n')
-const progress = (s: string): void => void process.stderr.write(s + '\n')
 
 async function withDb<T>(config: Config, fn: (db: Database) => Promise<T>): Promise<T> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 })
@@ -56,22 +40,37 @@ async function withDb<T>(config: Config, fn: (db: Database) => Promise<T>): Prom
   }
 }
 
-function table(rows: Array<Record<string, unknown>>, cols: string[]): string {
-  if (rows.length === 0) return '(none)'
-  const cell = (v: unknown) => (v === null || v === undefined ? '-' : Array.isArray(v) ? v.join(',') : String(v))
-  const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)))
-  const line = (vals: string[]) => vals.map((v, i) => v.padEnd(widths[i])).join('  ').trimEnd()
-  return [line(cols), ...rows.map((r) => line(cols.map((c) => cell(r[c]))))].join('\n')
+/** Runs an administrative operation on the database, or through the admin socket of the server that holds it. */
+async function admin(config: Config, io: CliIO, op: AdminOp, args: Record<string, unknown>): Promise<unknown> {
+  try {
+    return await withDb(config, async (db) => {
+      const pepper = await resolvePepper({ configured: config.pepper, dataDir: config.dataDir, embedded: db.kind === 'embedded', sql: db.sql, log: createLogger() })
+      const resources = compileRegistry(registry)
+      return runAdminOp({ sql: db.sql, pepper, resources, defaults: { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit }, progress: io.err }, op, args)
+    })
+  } catch (e) {
+    const socket = e instanceof DataDirInUseError ? adminSocketPath(e.dir) : undefined
+    if (!socket) throw e
+    let reply
+    try {
+      reply = await callAdminSocket(socket, op, args)
+    } catch {
+      throw e // no admin socket (an older or stopping server): the lock message says what to do
+    }
+    if (reply.ok) return reply.result
+    if (reply.kind === 'import') throw new ImportError(reply.error ?? 'Import failed.')
+    throw new AdminError(reply.error ?? 'The server refused the operation.')
+  }
 }
 
-async function main(argv: string[]): Promise<void> {
+async function command(argv: string[], io: CliIO): Promise<void> {
   const [cmd = '', sub, ...rest] = argv
-  if (cmd === '' || cmd === '--help' || cmd === '-h' || cmd === 'help') return out(HELP[''])
+  if (cmd === '' || cmd === '--help' || cmd === '-h' || cmd === 'help') return io.out(HELP[''])
   if (!(cmd in HELP)) throw new UsageError(`Unknown command "${cmd}". Run "orgscan --help".`)
   const args = sub === undefined ? [] : [sub, ...rest]
-  if (args.includes('--help') || args.includes('-h')) return out(HELP[cmd])
-  const config = loadConfig()
-  const resources = compileRegistry(registry)
+  if (args.includes('--help') || args.includes('-h')) return io.out(HELP[cmd])
+  const config = loadConfig(io.env)
+  const print = (json: boolean, value: unknown, text: () => string) => io.out(json ? JSON.stringify(value) : text())
 
   switch (cmd) {
     case 'serve': {
@@ -83,13 +82,12 @@ async function main(argv: string[]): Promise<void> {
       const { values } = parse(args, {})
       const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 })
       try {
-        const applied = await migrate(db.sql, progress)
+        const applied = await migrate(db.sql, io.err)
         const [row] = await db.sql`SELECT max(version)::int AS v, count(*)::int AS n FROM schema_migrations`
-        out(values.json ? JSON.stringify({ version: row.v, applied }) : `database is at migration ${row.v} (${applied.length} applied now)`)
+        return print(!!values.json, { version: row.v, applied }, () => `database is at migration ${row.v} (${applied.length} applied now)`)
       } finally {
         await db.close()
       }
-      return
     }
     case 'seed': {
       const { values } = parse(args, { scale: { type: 'string' } })
@@ -97,45 +95,39 @@ async function main(argv: string[]): Promise<void> {
       const result = await withDb(config, async (db) => {
         const [{ n }] = await db.sql`SELECT count(*)::int AS n FROM orgs`
         if (n > 0) throw new AdminError('The database already holds orgs; seed only fills an empty database.')
-        return seedDemo(db.sql, resources, { scale, progress })
+        return seedDemo(db.sql, compileRegistry(registry), { scale, progress: io.err })
       })
-      if (values.json) out(JSON.stringify(result))
-      else out(table(result.orgs as never, ['salesforceId', 'name', 'accountId', 'scans']))
-      return
+      return print(!!values.json, result, () => table(result.orgs as never, ['salesforceId', 'name', 'accountId', 'scans']))
     }
     case 'import': {
       const { values, positionals } = parse(args, { account: { type: 'string' } }, 1)
       if (!values.account || !positionals[0]) throw new UsageError('import needs --account ID and a FILE.')
-      let bundle: ScanBundle
-      try {
-        bundle = JSON.parse(readFileSync(positionals[0], 'utf8'))
-      } catch (e) {
-        throw new ImportError(`Cannot read ${positionals[0]}: ${(e as Error).message.split('\n')[0]}`)
-      }
-      const r = await withDb(config, (db) => importScan(db.sql, resources, String(values.account), bundle, progress))
-      if (values.json) out(JSON.stringify(r))
-      else out(`imported scan ${r.scanId} of org ${r.orgId}`)
-      return
+      const { resolve } = await import('node:path')
+      const r = (await admin(config, io, 'import', { account: String(values.account), file: resolve(positionals[0]) })) as { scanId: string; orgId: string }
+      return print(!!values.json, r, () => `imported scan ${r.scanId} of org ${r.orgId}`)
     }
     case 'accounts': {
       const action = args[0]
       const { values, positionals } = parse(args.slice(1), { name: { type: 'string' }, 'daily-limit': { type: 'string' }, 'monthly-limit': { type: 'string' } }, action === 'update' ? 1 : 0)
       const daily = intOption(values['daily-limit'], 'daily-limit')
       const monthly = intOption(values['monthly-limit'], 'monthly-limit')
+      const name = values.name === undefined ? undefined : String(values.name)
+      type Acct = { id: string; name: string; dailyLimit: number; monthlyLimit: number }
+      const line = (verb: string, a: Acct) => `${verb} account ${a.id} (${a.name}), daily limit ${a.dailyLimit}, monthly limit ${a.monthlyLimit}`
       if (action === 'create') {
-        if (!values.name) throw new UsageError('accounts create needs --name.')
-        const a = await withDb(config, (db) => createAccount(db.sql, { name: String(values.name), dailyLimit: daily ?? config.defaultDailyLimit, monthlyLimit: monthly ?? config.defaultMonthlyLimit }))
-        return out(values.json ? JSON.stringify(a) : `created account ${a.id} (${a.name}), daily limit ${a.dailyLimit}, monthly limit ${a.monthlyLimit}`)
+        if (!name) throw new UsageError('accounts create needs --name.')
+        const a = (await admin(config, io, 'accounts.create', { name, dailyLimit: daily, monthlyLimit: monthly })) as Acct
+        return print(!!values.json, a, () => line('created', a))
       }
       if (action === 'list') {
-        const list = await withDb(config, (db) => listAccounts(db.sql))
-        return out(values.json ? JSON.stringify(list) : table(list as never, ['id', 'name', 'dailyLimit', 'monthlyLimit', 'orgs']))
+        const list = (await admin(config, io, 'accounts.list', {})) as Array<Record<string, unknown>>
+        return print(!!values.json, list, () => table(list, ['id', 'name', 'dailyLimit', 'monthlyLimit', 'orgs']))
       }
       if (action === 'update') {
         if (!positionals[0]) throw new UsageError('accounts update needs the account ID.')
-        if (values.name === undefined && daily === undefined && monthly === undefined) throw new UsageError('accounts update needs --name, --daily-limit or --monthly-limit.')
-        const a = await withDb(config, (db) => updateAccount(db.sql, positionals[0], { name: values.name === undefined ? undefined : String(values.name), dailyLimit: daily, monthlyLimit: monthly }))
-        return out(values.json ? JSON.stringify(a) : `updated account ${a.id} (${a.name}), daily limit ${a.dailyLimit}, monthly limit ${a.monthlyLimit}`)
+        if (name === undefined && daily === undefined && monthly === undefined) throw new UsageError('accounts update needs --name, --daily-limit or --monthly-limit.')
+        const a = (await admin(config, io, 'accounts.update', { id: positionals[0], name, dailyLimit: daily, monthlyLimit: monthly })) as Acct
+        return print(!!values.json, a, () => line('updated', a))
       }
       throw new UsageError('accounts takes create, list or update. Run "orgscan accounts --help".')
     }
@@ -144,31 +136,34 @@ async function main(argv: string[]): Promise<void> {
       const { values, positionals } = parse(args.slice(1), { account: { type: 'string' }, name: { type: 'string' } }, action === 'revoke' ? 1 : 0)
       if (action === 'create') {
         if (!values.account) throw new UsageError('keys create needs --account ID.')
-        const k = await withDb(config, async (db) => {
-          const pepper = await resolvePepper({ configured: config.pepper, dataDir: config.dataDir, embedded: db.kind === 'embedded', sql: db.sql, log: createLogger() })
-          return createKey(db.sql, pepper, String(values.account), { name: values.name === undefined ? null : String(values.name) })
-        })
-        return out(values.json ? JSON.stringify({ keyId: k.keyId, secret: k.secret, accountId: k.accountId }) : `keyId:  ${k.keyId}\nsecret: ${k.secret}\n(the secret is shown only now; store it safely)`)
+        const k = (await admin(config, io, 'keys.create', { account: String(values.account), name: values.name === undefined ? undefined : String(values.name) })) as { keyId: string; secret: string }
+        return print(!!values.json, k, () => `keyId:  ${k.keyId}\nsecret: ${k.secret}\n(the secret is shown only now; store it safely)`)
       }
       if (action === 'list') {
         if (!values.account) throw new UsageError('keys list needs --account ID.')
-        const list = await withDb(config, (db) => listKeys(db.sql, String(values.account)))
-        return out(values.json ? JSON.stringify(list) : table(list as never, ['keyId', 'name', 'createdAt', 'lastUsedAt', 'revokedAt']))
+        const list = (await admin(config, io, 'keys.list', { account: String(values.account) })) as Array<Record<string, unknown>>
+        return print(!!values.json, list, () => table(list, ['keyId', 'name', 'createdAt', 'lastUsedAt', 'revokedAt']))
       }
       if (action === 'revoke') {
         if (!positionals[0]) throw new UsageError('keys revoke needs the KEYID.')
-        const k = await withDb(config, (db) => revokeKey(db.sql, positionals[0]))
-        return out(values.json ? JSON.stringify(k) : `revoked ${k.keyId}`)
+        const k = (await admin(config, io, 'keys.revoke', { keyId: positionals[0] })) as { keyId: string }
+        return print(!!values.json, k, () => `revoked ${k.keyId}`)
       }
       throw new UsageError('keys takes create, list or revoke. Run "orgscan keys --help".')
     }
   }
 }
 
-main(process.argv.slice(2)).catch((e: unknown) => {
-  const known = e instanceof UsageError || e instanceof ConfigError || e instanceof AdminError || e instanceof ImportError
-  const msg = e instanceof Error ? e.message : String(e)
-  // Database errors from the driver: show their message (no SQL text is in it), never a stack.
-  process.stderr.write(`orgscan: ${known ? msg : msg.split('\n')[0]}\n`)
-  process.exit(e instanceof UsageError ? 2 : 1)
-})
+/** The whole `orgscan` command; resolves with its exit code (serve keeps running and resolves once listening). */
+export async function run(argv: string[], io: CliIO): Promise<number> {
+  try {
+    await command(argv, io)
+    return 0
+  } catch (e) {
+    const known = e instanceof UsageError || e instanceof ConfigError || e instanceof AdminError || e instanceof ImportError || e instanceof DataDirInUseError
+    const msg = e instanceof Error ? e.message : String(e)
+    // Database errors from the driver: their message (no SQL text is in it), never a stack.
+    io.err(`orgscan: ${known ? msg : msg.split('\n')[0]}`)
+    return e instanceof UsageError ? 2 : 1
+  }
+}

@@ -34,6 +34,17 @@ export interface DataDirLock {
 const held = new Map<string, DataDirLock>()
 let exitHookInstalled = false
 
+/** The data folder is held by another live process (a running server, usually). */
+export class DataDirInUseError extends Error {
+  constructor(
+    readonly dir: string,
+    readonly pid: number,
+  ) {
+    super(lockInUseMessage(dir, pid))
+    this.name = 'DataDirInUseError'
+  }
+}
+
 export function lockInUseMessage(dir: string, pid: number): string {
   if (pid === process.pid) {
     return `The embedded database in ${dir} is already in use by this orgscan process (pid ${pid}). Close it first, or set DATABASE_URL to use a PostgreSQL server.`
@@ -56,9 +67,7 @@ export function acquireDataDirLock(dataDir: string): DataDirLock {
     const content = readSettled(file)
     if (content === undefined) continue // removed meanwhile: try again
     const pid = parsePid(content)
-    if (pid !== undefined && pid !== process.pid && isAlive(pid)) {
-      throw new Error(lockInUseMessage(dir, pid))
-    }
+    if (pid !== undefined && pid !== process.pid && isAlive(pid)) throw new DataDirInUseError(dir, pid)
     // Stale: dead pid, our own pid left by an earlier incarnation (not in `held`), or garbage.
     removeStale(file, content)
   }

@@ -30,7 +30,7 @@ const log = (s: string) => process.stderr.write(s + '\n')
 
 function startChild(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--max-semi-space-size=8', '--import', 'tsx', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
     let buf = ''
     child.stdout!.on('data', (d) => {
       buf += d
@@ -112,10 +112,11 @@ try {
 
   // Each target is a process; its loads are measured one after the other on it (REST and MCP on the same server).
   const targets: Array<{ name: string; args: string[]; loads: (url: string) => Promise<Array<[string, Load]>> }> = [
-    { name: 'baseline', args: ['test/bench/baseline-server.ts'], loads: async (url) => [['baseline', { url: url + path, headers: {} }]] },
+    { name: 'baseline', args: ['--import', 'tsx', 'test/bench/baseline-server.ts'], loads: async (url) => [['baseline', { url: url + path, headers: {} }]] },
     {
       name: 'service',
-      args: ['bin/cli/main.ts', 'serve', '--json'],
+      // As deployed: the command, with the young-generation size of `npm start`.
+      args: ['--max-semi-space-size=8', 'bin/orgscan.js', 'serve', '--json'],
       loads: async (url) => [['rest', { url: url + path, headers: auth }], ['mcp', await mcpLoad(url, auth, org.salesforceId)]],
     },
   ]

@@ -10,9 +10,10 @@ import { startService, type RunningService, type ServiceOptions } from '../../ru
 import { createKey, createUser, grantOrgAccess } from '../../runtime/admin.ts'
 import { createLogger } from '../../runtime/log.ts'
 import { createTestDatabase } from './test-db.ts'
+import { SEED_SCALE } from './templates.ts'
 
 export const TEST_PEPPER = 'test-pepper-0123456789abcdefghijklmnop'
-export const SEED_SCALE = 0.02
+export { SEED_SCALE }
 
 export interface TestService {
   svc: RunningService
@@ -33,7 +34,9 @@ export async function startTestService(
   t: Test,
   opts: { config?: Partial<Config>; clock?: Clock; quota?: ServiceOptions['quota']; seed?: boolean; seedScale?: number; mcpExtraTools?: ServiceOptions['mcpExtraTools'] } = {},
 ): Promise<TestService> {
-  const db = await createTestDatabase()
+  // A copy of the run's seeded template when the test wants the default demo data, else of the empty one.
+  const scale = opts.seedScale ?? SEED_SCALE
+  const db = await createTestDatabase({ template: opts.seed !== false && scale === SEED_SCALE ? 'seeded' : 'empty' })
   const config = loadConfig({}, {
     port: 0,
     host: '127.0.0.1',
@@ -44,7 +47,7 @@ export async function startTestService(
     seedDemo: false,
     ...opts.config,
   })
-  let seed: SeedResult = { accounts: [], orgs: [], users: [] } as unknown as SeedResult
+  let seed: SeedResult = db.seed ?? ({ accounts: [], orgs: [], users: [] } as unknown as SeedResult)
   const svc = await startService(config, {
     registry,
     prompts,
@@ -53,7 +56,7 @@ export async function startTestService(
     log: createLogger(() => undefined),
     quota: opts.quota,
     onEmptyDatabase: async ({ db: d, resources }) => {
-      if (opts.seed !== false) seed = await seedDemo(d.sql, resources, { scale: opts.seedScale ?? SEED_SCALE })
+      if (opts.seed !== false) seed = await seedDemo(d.sql, resources, { scale })
     },
   })
   t.teardown(async () => {

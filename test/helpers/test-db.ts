@@ -10,30 +10,42 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import postgres from 'postgres'
+import type { SeedResult } from '../../demo/seed.ts'
+import { findTemplate, type TemplateKind } from './templates.ts'
 
 export interface TestDatabase {
   databaseUrl?: string
   dataDir?: string
+  /** Set when the database is a copy of the run's `seeded` template: its demo data. */
+  seed?: SeedResult
   /** For test names and messages, e.g. 'postgres database orgscan_t_123_ab12cd34' (no password). */
   label: string
   drop(): Promise<void>
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * A database of its own for a test. `template`: start as a copy of the run's `empty` (migrated) or `seeded`
+ * template (templates.ts) when it exists; otherwise (or without `template`) an empty database.
+ */
+export async function createTestDatabase(opts: { template?: TemplateKind } = {}): Promise<TestDatabase> {
   const adminUrl = process.env.TEST_DATABASE_URL
-  if (adminUrl) return createFreshPostgresDatabase(adminUrl)
+  const template = opts.template ? findTemplate(opts.template, adminUrl !== undefined) : undefined
+  if (adminUrl) return { ...(await createFreshPostgresDatabase(adminUrl, template?.database)), seed: template?.seed }
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'orgscan-test-'))
+  // The copy leaves out a lock or socket a crashed builder might have left (it is closed cleanly normally).
+  if (template) await fs.cp(template.dir, dataDir, { recursive: true, filter: (src) => !/(orgscan\.lock|\.s\.PGSQL\.\d+(\.lock)?)$/.test(src) })
   return {
     dataDir,
+    seed: template?.seed,
     label: `embedded PGlite at ${dataDir}`,
     drop: once(() => fs.rm(dataDir, { recursive: true, force: true })),
   }
 }
 
-/** Creates a uniquely named database on the server of `adminUrl` (which must allow CREATE DATABASE). */
-export async function createFreshPostgresDatabase(adminUrl: string): Promise<TestDatabase> {
+/** Creates a uniquely named database on the server of `adminUrl` (which must allow CREATE DATABASE), optionally a copy of `template`. */
+export async function createFreshPostgresDatabase(adminUrl: string, template?: string): Promise<TestDatabase> {
   const name = `orgscan_t_${process.pid}_${randomBytes(4).toString('hex')}`
-  await withAdmin(adminUrl, (sql) => sql.unsafe(`CREATE DATABASE "${name}"`))
+  await withAdmin(adminUrl, (sql) => sql.unsafe(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ''}`))
   return {
     databaseUrl: withDatabase(adminUrl, name),
     label: `postgres database ${name}`,

@@ -1,0 +1,84 @@
+/**
+ * The administrative operations of the `orgscan` command, as one table: the CLI runs them on the database itself, or,
+ * while a server holds the embedded database, sends them to that server's admin socket (admin-socket.ts), which runs
+ * them here. Arguments are validated the same way on both paths; an operation that changes what a running server
+ * caches tells it (`onChange`), so a limit change or a revoked key applies at once in that process.
+ */
+import { readFileSync } from 'node:fs'
+import * as v from 'valibot'
+import type postgres from 'postgres'
+import type { CompiledResource } from './registry.ts'
+import { AdminError, createAccount, createKey, listAccounts, listKeys, revokeKey, updateAccount } from './admin.ts'
+import { importScan, ImportError, type ScanBundle } from './import.ts'
+
+export interface AdminContext {
+  sql: postgres.Sql
+  pepper: string
+  resources: readonly CompiledResource[]
+  defaults: { dailyLimit: number; monthlyLimit: number }
+  progress?: (line: string) => void
+  /** Called after a change a running server must not serve stale: an account's limits, a key. */
+  onChange?: (change: { account?: string; key?: string }) => void
+}
+
+const id = v.pipe(v.string(), v.regex(/^[1-9][0-9]{0,17}$/, 'must be a positive integer'))
+const limit = v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(2_000_000_000)))
+const name = v.pipe(v.string(), v.minLength(1), v.maxLength(200))
+
+/** Every operation: its argument schema and what it does. */
+export const ADMIN_OPS = {
+  'accounts.create': {
+    args: v.strictObject({ name, dailyLimit: limit, monthlyLimit: limit }),
+    run: (c: AdminContext, a: { name: string; dailyLimit?: number; monthlyLimit?: number }) =>
+      createAccount(c.sql, { name: a.name, dailyLimit: a.dailyLimit ?? c.defaults.dailyLimit, monthlyLimit: a.monthlyLimit ?? c.defaults.monthlyLimit }),
+  },
+  'accounts.list': { args: v.strictObject({}), run: (c: AdminContext) => listAccounts(c.sql) },
+  'accounts.update': {
+    args: v.strictObject({ id, name: v.optional(name), dailyLimit: limit, monthlyLimit: limit }),
+    run: async (c: AdminContext, a: { id: string; name?: string; dailyLimit?: number; monthlyLimit?: number }) => {
+      const r = await updateAccount(c.sql, a.id, a)
+      c.onChange?.({ account: a.id })
+      return r
+    },
+  },
+  'keys.create': {
+    args: v.strictObject({ account: id, name: v.optional(name) }),
+    run: async (c: AdminContext, a: { account: string; name?: string }) => {
+      const k = await createKey(c.sql, c.pepper, a.account, { name: a.name ?? null })
+      c.onChange?.({ key: k.keyId })
+      return { keyId: k.keyId, secret: k.secret, accountId: k.accountId }
+    },
+  },
+  'keys.list': { args: v.strictObject({ account: id }), run: (c: AdminContext, a: { account: string }) => listKeys(c.sql, a.account) },
+  'keys.revoke': {
+    args: v.strictObject({ keyId: v.pipe(v.string(), v.maxLength(64)) }),
+    run: async (c: AdminContext, a: { keyId: string }) => {
+      const k = await revokeKey(c.sql, a.keyId)
+      c.onChange?.({ key: a.keyId })
+      return k
+    },
+  },
+  import: {
+    args: v.strictObject({ account: id, file: v.pipe(v.string(), v.minLength(1), v.maxLength(4096)) }),
+    run: (c: AdminContext, a: { account: string; file: string }) => {
+      let bundle: ScanBundle
+      try {
+        bundle = JSON.parse(readFileSync(a.file, 'utf8'))
+      } catch (e) {
+        throw new ImportError(`Cannot read ${a.file}: ${(e as Error).message.split('\n')[0]}`)
+      }
+      return importScan(c.sql, c.resources, a.account, bundle, c.progress)
+    },
+  },
+} as const
+
+export type AdminOp = keyof typeof ADMIN_OPS
+
+/** Validates the arguments and runs the operation; throws AdminError for bad arguments. */
+export async function runAdminOp(c: AdminContext, op: string, args: unknown): Promise<unknown> {
+  if (!Object.hasOwn(ADMIN_OPS, op)) throw new AdminError(`Unknown operation ${JSON.stringify(op).slice(0, 64)}.`)
+  const spec = ADMIN_OPS[op as AdminOp]
+  const parsed = v.safeParse(spec.args, args)
+  if (!parsed.success) throw new AdminError(`Invalid arguments for ${op}: ${v.summarize(parsed.issues).split('\n')[0]}`)
+  return (spec.run as (c: AdminContext, a: unknown) => Promise<unknown>)(c, parsed.output)
+}

@@ -1,0 +1,53 @@
+/**
+ * tap's `before` script (package.json "tap"): builds this run's database templates (templates.ts) — on PostgreSQL when
+ * TEST_DATABASE_URL is set, else on the embedded database — after removing templates of runs whose runner is gone.
+ */
+import { cpSync, writeFileSync } from 'node:fs'
+import postgres from 'postgres'
+import { registry } from '../../resources/index.ts'
+import { seedDemo, type SeedResult } from '../../demo/seed.ts'
+import { compileRegistry } from '../../runtime/registry.ts'
+import { openDatabase } from '../../runtime/db/connect.ts'
+import { migrate } from '../../runtime/db/migrate.ts'
+import { withDatabase } from './test-db.ts'
+import { removeTemplateFiles, runId, SEED_SCALE, templateNames, templateRuns } from './templates.ts'
+import { dropRunDatabases } from './template-databases.ts'
+
+const run = runId()
+if (!run) throw new Error('run-before.ts runs as tap’s before script')
+const pg = process.env.TEST_DATABASE_URL
+const t0 = Date.now()
+
+for (const stale of templateRuns().filter((r) => !r.alive)) removeTemplateFiles(stale.run)
+if (pg) await dropRunDatabases(pg, (r) => r !== run)
+
+const empty = templateNames(run, 'empty')
+const seeded = templateNames(run, 'seeded')
+let seed: SeedResult
+if (pg) {
+  const admin = postgres(pg, { max: 1, onnotice: () => undefined })
+  try {
+    await admin.unsafe(`CREATE DATABASE "${empty.database}"`)
+    const e = postgres(withDatabase(pg, empty.database), { max: 1, onnotice: () => undefined })
+    await migrate(e)
+    await e.end()
+    await admin.unsafe(`CREATE DATABASE "${seeded.database}" TEMPLATE "${empty.database}"`)
+    const s = postgres(withDatabase(pg, seeded.database), { max: 1, onnotice: () => undefined })
+    seed = await seedDemo(s, compileRegistry(registry), { scale: SEED_SCALE })
+    await s.end()
+  } finally {
+    await admin.end()
+  }
+} else {
+  const e = await openDatabase({ dataDir: empty.dir })
+  await migrate(e.sql)
+  await e.close()
+  cpSync(empty.dir, seeded.dir, { recursive: true })
+  const s = await openDatabase({ dataDir: seeded.dir })
+  seed = await seedDemo(s.sql, compileRegistry(registry), { scale: SEED_SCALE })
+  await s.close()
+}
+const marker = (s: SeedResult | null) => JSON.stringify({ seed: s, embedded: !pg, postgres: !!pg })
+writeFileSync(empty.seedFile, marker(null))
+writeFileSync(seeded.seedFile, marker(seed))
+process.stderr.write(`# database templates (${pg ? 'PostgreSQL' : 'embedded'}) ready in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`)
