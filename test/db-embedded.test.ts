@@ -12,15 +12,22 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { openDatabase, embeddedHostOf, type Database } from '../runtime/db/connect.ts'
 import { LOCK_FILE_NAME } from '../runtime/db/lock.ts'
+import { findTemplate } from './helpers/templates.ts'
 
 const CONNECT_URL = new URL('../runtime/db/connect.ts', import.meta.url).href
 const REPO = fileURLToPath(new URL('..', import.meta.url))
 
 const LOCK_MESSAGE = /^The embedded database in .+ is (already )?in use by (another|this) orgscan process \(pid \d+\)\. .+ or set DATABASE_URL to use a PostgreSQL server\.$/
 
-function freshDir(): string {
+/**
+ * A new folder of its own. `initialized`: a copy of the run's empty template (an existing PostgreSQL data folder,
+ * templates.ts) so the test does not pay PGlite's initdb; otherwise (or outside tap) an empty folder.
+ */
+function freshDir(opts: { initialized?: boolean } = {}): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'orgscan-dbtest-'))
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const template = opts.initialized ? findTemplate('empty', false) : undefined
+  if (template) fs.cpSync(template.dir, dir, { recursive: true })
   return dir
 }
 
@@ -104,7 +111,7 @@ t.test('folder: data survives close and reopen; lock and socket are cleaned up',
 })
 
 t.test('folder: the lock', async (t) => {
-  const dir = freshDir()
+  const dir = freshDir({ initialized: true })
   const db = await openDatabase({ dataDir: dir })
   await db.sql`CREATE TABLE marks (who text NOT NULL)`
 
@@ -191,6 +198,8 @@ t.test('folder: the lock', async (t) => {
 t.test('folder with a long path (TCP fallback): 200 concurrent queries, transactions, time zone', async (t) => {
   // A socket path over 100 bytes does not fit sun_path: the server listens on 127.0.0.1 instead.
   const dir = path.join(freshDir(), 'a-rather-long-folder-name-'.repeat(4))
+  const template = findTemplate('empty', false)
+  if (template) fs.cpSync(template.dir, dir, { recursive: true })
   const db = await openDatabase({ dataDir: dir, poolSize: 8 })
   t.teardown(() => db.close())
   const endpoint = embeddedHostOf(db)!.endpoint
@@ -288,7 +297,7 @@ t.test('memory://', async (t) => {
 })
 
 t.test('an unexpected worker death rejects pending and later work with a clear error', async (t) => {
-  const dir = freshDir()
+  const dir = freshDir({ initialized: true })
   const db: Database = await openDatabase({ dataDir: dir })
   const host = embeddedHostOf(db)!
   await db.sql`SELECT 1`

@@ -64,23 +64,35 @@ if (!existsSync(node22) || !existsSync(cli)) {
   t.teardown(() => new Promise<void>((r) => gateway.close(() => r())))
   const url = `http://127.0.0.1:${(gateway.address() as { port: number }).port}/v1/mcp`
 
-  for (const scenario of SCENARIOS) {
-    t.test(scenario, async (t) => {
-      const out = mkdtempSync(join(tmpdir(), 'orgscan-conformance-'))
-      t.teardown(() => rmSync(out, { recursive: true, force: true }))
+  /** Runs one scenario; resolves with its exit code, its checks and its output. */
+  const runScenario = async (scenario: string) => {
+    const out = mkdtempSync(join(tmpdir(), 'orgscan-conformance-'))
+    try {
+      let log = ''
       const code = await new Promise<number | null>((resolve) => {
         const child = spawn(node22, [cli, 'server', '--url', url, '--scenario', scenario, '--output-dir', out], { stdio: ['ignore', 'pipe', 'pipe'] })
-        let log = ''
         child.stdout.on('data', (d) => (log += d))
         child.stderr.on('data', (d) => (log += d))
-        child.on('exit', (c) => {
-          if (c !== 0) t.comment(log.slice(-3000))
-          resolve(c)
-        })
+        child.on('exit', resolve)
       })
       const checks = readdirSync(out, { recursive: true })
         .filter((f) => String(f).endsWith('checks.json'))
         .flatMap((f) => JSON.parse(readFileSync(join(out, String(f)), 'utf8')) as Array<{ id: string; status: string; errorMessage?: string }>)
+      return { code, checks, log }
+    } finally {
+      rmSync(out, { recursive: true, force: true })
+    }
+  }
+  // Three scenarios at a time (each is a Node 22 process).
+  const results = new Map<string, Awaited<ReturnType<typeof runScenario>>>()
+  const queue = [...SCENARIOS]
+  await Promise.all(Array.from({ length: 3 }, async () => {
+    for (let s = queue.shift(); s; s = queue.shift()) results.set(s, await runScenario(s))
+  }))
+  for (const scenario of SCENARIOS) {
+    t.test(scenario, async (t) => {
+      const { code, checks, log } = results.get(scenario)!
+      if (code !== 0) t.comment(log.slice(-3000))
       t.ok(checks.length > 0, 'the scenario ran checks')
       for (const c of checks) t.equal(c.status, 'SUCCESS', `${c.id}${c.errorMessage ? `: ${c.errorMessage}` : ''}`)
       t.equal(code, 0, 'the suite exits 0')

@@ -46,13 +46,13 @@ function path(c: CompiledResource): string {
 }
 
 function expressions(field: string, kind: FieldKind, values: readonly string[] | undefined, full: boolean): string[] {
-  const lits = full ? [...valid(kind, values), ...WRONG, ...BOUNDARY, ...HOSTILE] : [...valid(kind, values), WRONG[0], HOSTILE[1]]
+  const lits = full ? [...valid(kind, values), ...WRONG, ...BOUNDARY, ...HOSTILE] : valid(kind, values).slice(0, 1)
   const out: string[] = []
   for (const op of OPS) {
     if (op === 'isNull' || op === 'isNotNull') out.push(`${op}(${field})`)
     else if (op === 'in' || op === 'out') {
       out.push(`${op}(${field},${lits.slice(0, 2).join(',')})`, `${op}(${field},${lits[0]},null)`)
-      for (const l of lits.slice(2)) out.push(`${op}(${field},${l})`)
+      for (const l of lits.slice(full ? 2 : 1)) out.push(`${op}(${field},${l})`)
     } else for (const l of lits) out.push(`${op}(${field},${l})`)
   }
   return out
@@ -90,14 +90,15 @@ t.test('every filterable field × every operator × values of every type: never 
   for (const c of resources) {
     for (const field of c.decl.filterable!) {
       const spec = c.fields.get(field)!
-      // The full catalogue of values once per field kind, a short one for every other field.
+      // The full catalogue of values once per field kind (what a value does depends on the kind); every other
+      // field gets every operator with values of its kind.
       const full = !fullKinds.has(spec.kind)
       fullKinds.add(spec.kind)
       for (const f of expressions(field, spec.kind, spec.values, full)) jobs.push(() => check(c, f))
     }
   }
   await all(jobs)
-  t.ok(requests > 2000, `${requests} filters sent`)
+  t.ok(requests > 4000, `${requests} filters sent`)
   t.same(problems, [], 'no 5xx, every 400 in the error table')
 })
 

@@ -25,9 +25,9 @@ interface Snapshot {
   fieldsDigest: string
 }
 
-/** A fresh database, migrated and seeded; `fn` runs against it, then everything is dropped. */
+/** A fresh database (a copy of the run's migrated template), seeded here; `fn` runs against it, then it is dropped. */
 async function withSeeded<T>(fn: (sql: postgres.Sql, seed: SeedResult, lines: string[]) => Promise<T>): Promise<T> {
-  const tdb = await createTestDatabase()
+  const tdb = await createTestDatabase({ template: 'empty' })
   const db = await openDatabase({ databaseUrl: tdb.databaseUrl, dataDir: tdb.dataDir })
   try {
     await migrate(db.sql)
