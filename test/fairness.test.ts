@@ -10,7 +10,8 @@ import { startTestService } from './helpers/service.ts'
 import { updateAccount } from '../runtime/admin.ts'
 import { percentile, starvationAttack } from './attack/tenant-starvation.ts'
 
-const ts = await startTestService(t, { seedScale: 0.3 })
+// The production key cache (tests default to none): B's requests then need the database once, for their read.
+const ts = await startTestService(t, { seedScale: 0.3, config: { authCacheMs: 5000 } })
 const large = ts.seed.orgs.find((o) => o.large)!
 const other = ts.seed.orgs.find((o) => o.accountId !== large.accountId && o.scans > 0)!
 for (const id of [large.accountId, other.accountId]) await updateAccount(ts.svc.db.sql, id, { dailyLimit: 1_000_000, monthlyLimit: 1_000_000 })
