@@ -5,10 +5,11 @@
  */
 import t from 'tap'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase } from './helpers/test-db.ts'
+import { findTemplate } from './helpers/templates.ts'
 import { spawnServer } from './helpers/server-process.ts'
 import { demoBundle } from '../demo/bundle.ts'
 import { DEMO_ORG_DEFS } from '../demo/orgs.ts'
@@ -20,6 +21,15 @@ t.teardown(() => tdb.drop())
 const env: Record<string, string | undefined> = { ...process.env, ORGSCAN_PEPPER: 'cli-test-pepper-0123456789abcdefghij', DATABASE_URL: undefined }
 if (tdb.databaseUrl) env.DATABASE_URL = tdb.databaseUrl
 else env.ORGSCAN_DATA_DIR = tdb.dataDir!
+
+/** A data folder of its own, migrated and empty (a copy of the run's template: PGlite's initdb is db-embedded's test). */
+function migratedFolder(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'orgscan-cli-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const template = findTemplate('empty', false)
+  if (template) cpSync(template.dir, dir, { recursive: true })
+  return dir
+}
 
 /** Runs the command in this process, as bin/orgscan.js would. */
 async function run(args: string[], extraEnv: Record<string, string | undefined> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -131,8 +141,7 @@ t.test('import: one scan bundle in one transaction; invalid bundles are refused 
 })
 
 t.test('while a server holds the embedded database, accounts, keys and import go through it', { skip: tdb.databaseUrl ? 'the embedded database only: PostgreSQL serves both at once' : false }, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'orgscan-cli-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = migratedFolder()
   const server = await spawnServer({ ...env, ORGSCAN_DATA_DIR: dir, ORGSCAN_SEED_DEMO: 'false', ORGSCAN_AUTH_CACHE_MS: '500' })
   t.teardown(() => server.stop(0))
   const at = { ORGSCAN_DATA_DIR: dir }
@@ -163,8 +172,7 @@ t.test('while a server holds the embedded database, accounts, keys and import go
 })
 
 t.test('serve seeds an empty embedded database and prints the same working demo key on every start', { skip: tdb.databaseUrl ? 'embedded database only' : false }, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'orgscan-serve-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = migratedFolder()
   const envNoPepper: Record<string, string | undefined> = { ...env, ORGSCAN_DATA_DIR: dir, ORGSCAN_SEED_SCALE: '0.01', ORGSCAN_PEPPER: undefined }
   const start = () => spawnServer(envNoPepper)
   const first = await start()
