@@ -36,9 +36,10 @@ function valid(kind: FieldKind, values?: readonly string[]): string[] {
     default: return ['a', "'x y'", '007']
   }
 }
-const WRONG = ['abc', 'true', '1.5', '2024-01-31', "'2024-01-31T10:00:00Z'", 'null', 'number:5', 'boolean:true', 'date:2024-01-01', 'string:1']
-const BOUNDARY = ['9007199254740991', '9007199254740992', '-9007199254740993', '1e308', '1e309', '-1e-400', "''", '0001-01-01', '9999-12-31T23:59:59.999Z', '2024-02-29', '2023-02-29', '0000-01-01', '10000-01-01', '2024-01-31T24:00:00Z']
-const HOSTILE = ["'a\\'b'", '%00', 'a%1Fb', '%', '%25', '*', '_', "'%_\\\\'", 'é', '%F0%9F%98%80', `'${'x'.repeat(300)}'`, "'*a*b*c*d*e*f*g*'", '%E0%A4%A', 'string:', '__proto__', 'constructor', "'); DROP TABLE fields; --", 'eq(id,1)']
+/** Each value exercises a different path: type inference, explicit types, conversion, range checks, escaping. */
+const WRONG = ['abc', 'true', '1.5', "'2024-01-31T10:00:00Z'", 'null', 'number:5', 'date:2024-01-01']
+const BOUNDARY = ['9007199254740992', '-9007199254740993', '1e309', "''", '0001-01-01', '9999-12-31T23:59:59.999Z', '2023-02-29', '10000-01-01']
+const HOSTILE = ["'a\\'b'", '%00', '%', '*', "'%_\\\\'", '%F0%9F%98%80', `'${'x'.repeat(300)}'`, "'*a*b*c*d*e*f*g*'", '%E0%A4%A', '__proto__', "'); DROP TABLE fields; --"]
 
 function path(c: CompiledResource): string {
   const p = c.decl.path.replace('{objectId}', String(objectId))
