@@ -133,7 +133,8 @@ export function planList(c: CompiledResource, q: QueryInput, surface: Surface, p
       if (!c.fields.has(f) || !c.listFieldNames.includes(f)) {
         throw new ApiError('unknown_field', `Unknown field "${f.slice(0, 64)}" in fields.`, { parameter: 'fields', field: f.slice(0, 64), allowed: c.listFieldNames })
       }
-      if (!fields.includes(f)) fields.push(f)
+      if (fields.includes(f)) throw new ApiError('invalid_parameter', `Field "${f}" is given twice in fields.`, { parameter: 'fields', field: f })
+      fields.push(f)
     }
     fields = c.listFieldNames.filter((n) => fields!.includes(n))
   }

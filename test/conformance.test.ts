@@ -77,11 +77,16 @@ for (const c of resources) {
       if (d.defaultSort) {
         t.ok(isSorted(r.body.data, parseSortString(d.defaultSort)), `default sort ${d.defaultSort} (§4.1)`)
       }
-      if (d.defaultFilter === 'isNull(namespace)') {
-        t.ok(r.body.data.every((x: { namespace: unknown }) => x.namespace === null), 'default filter isNull(namespace) (§4.1)')
-        const withNs = await ts.get(`${listPath}?filter=isNotNull(namespace)&limit=200`, auth)
-        t.equal(withNs.status, 200)
-        t.ok(withNs.body.data.length > 0 && withNs.body.data.every((x: { namespace: unknown }) => x.namespace !== null), 'a supplied filter replaces the default filter')
+      if (d.defaultFilter) {
+        // Every declared default filter: the list without `filter` is exactly the list with the default given
+        // explicitly, and a supplied filter replaces it (`filter=` means none: at least as many rows, here more).
+        const q = d.unpaged ? '' : 'limit=200&'
+        const plain = await ts.get(`${listPath}?${q}`.replace(/[?&]$/, ''), auth)
+        const explicit = await ts.get(`${listPath}?${q}filter=${enc(d.defaultFilter)}`, auth)
+        const none = await ts.get(`${listPath}?${q}filter=`, auth)
+        t.ok(plain.body.data.length > 0, `the default filter ${d.defaultFilter} keeps rows in the seed`)
+        t.same(plain.body.data, explicit.body.data, `without filter = filter=${d.defaultFilter} (§4.1)`)
+        t.ok(none.body.data.length > plain.body.data.length, `filter= (none) replaces the default: more rows than ${d.defaultFilter}`)
       }
       if (d.listFields) t.same(Object.keys(r.body.data[0]), d.listFields, 'list record fields')
       else t.same(Object.keys(r.body.data[0]), [...c.fields.keys()], 'record carries every declared field')
@@ -112,6 +117,7 @@ for (const c of resources) {
           t.equal(sample.status, 200, `isNotNull(${f})`)
           if (sample.body.data.length === 0) {
             const nulls = await ts.get(`${listPath}?filter=${enc(`isNull(${f})`)}`, auth)
+            t.ok(nulls.body.data.length > 0, `isNull(${f}) finds the rows (the seed has no ${f} values)`)
             t.ok(nulls.body.data.every((x: Record<string, unknown>) => x[f] === null), `isNull(${f}) returns only nulls`)
             continue
           }

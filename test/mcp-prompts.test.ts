@@ -70,11 +70,14 @@ t.test('the records are what the steps say they are', async (t) => {
   const plan = async (name: string) => JSON.parse(((await client.getPrompt({ name, arguments: { orgId: org.salesforceId } })).messages[1].content as { resource: { text: string } }).resource.text) as { steps: Step[] }
   const top = (await plan('top_priority_fixes')).steps[0]
   const issues = await call(top.tool, top.arguments)
+  t.ok(issues.length > 0, 'top priority fixes: issues listed')
   t.ok(issues.every((i) => (i.priority as number) >= 3 && i.namespace === null), 'top priority fixes: critical and high, fixable issues')
   const risky = (await plan('security_risk_audit')).steps[0]
   const profiles = await call(risky.tool, risky.arguments)
+  t.ok(profiles.length > 0, 'risky profiles listed')
   t.ok(profiles.every((p) => p.modifyAllData || p.viewAllData || p.manageUsers || p.authorApex || p.dataExport), 'every profile listed holds a risky permission')
   const unused = (await plan('unused_field_cleanup')).steps[0]
   const fields = await call(unused.tool, unused.arguments)
+  t.ok(fields.length > 0, 'candidate fields listed')
   t.ok(fields.every((f) => f.isCustom && (f.percentPopulated as number) < 5 && f.usedInLayouts === 0), 'rarely populated custom fields used nowhere')
 })

@@ -47,6 +47,7 @@ t.test('orgLimits: all rows in one page, derived used and percentUsed (§2)', as
   const one = await ts.get(`${base}/orgLimits/DailyApiRequests`, auth)
   t.same(one.body.data, r.body.data.find((l: { name: string }) => l.name === 'DailyApiRequests'), 'same shape as a list row')
   const hot = await ts.get(`${base}/orgLimits?filter=${enc('gt(percentUsed,50)')}&sort=-percentUsed`, auth)
+  t.ok(hot.body.data.length > 0, 'the seed has limits over 50 % used')
   t.ok(hot.body.data.every((l: { percentUsed: number }) => l.percentUsed > 50), 'filter on a derived value')
 })
 
@@ -61,6 +62,7 @@ t.test('issues and recommendations (§2, §4.2)', async (t) => {
   t.equal(issues.status, 200)
   const first = issues.body.data[0]
   const latest = (await ts.get(base, auth)).body.data.latestScanId
+  t.ok(issues.body.data.length > 0, 'issues listed')
   t.ok(issues.body.data.every((i: { scanId: number }) => i.scanId === latest), 'issues of the latest scan')
   const rec = await ts.get(`${base}/issues/${Buffer.from(first.issueKey).toString('base64url')}`, auth)
   t.equal(rec.status, 200)
