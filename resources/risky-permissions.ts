@@ -1,6 +1,6 @@
 import { f } from '../runtime/define.ts'
 
-/** Risky-permission flags shared by profiles and permission sets (contract §2). */
+/** Risky-permission flags shared by profiles and permission sets (docs/contract.md §2). */
 export const riskyPermissionFields = {
   modifyAllData: f.bool(),
   viewAllData: f.bool(),

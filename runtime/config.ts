@@ -1,6 +1,7 @@
 /**
- * Service configuration (DESIGN.md "Surfaces": versions, quota limits, ports … are configuration, validated at
- * start-up; the clock is injectable so the version lifecycle and quota windows are testable).
+ * Service configuration: versions, quota defaults, ports, pools and limits come from the environment and are
+ * validated at start-up (every problem listed at once); the clock is injectable, so the version lifecycle and the
+ * quota windows are testable.
  */
 import * as v from 'valibot'
 
@@ -20,7 +21,7 @@ export interface Config {
   poolSize: number
   /** Server-side secret mixed into API key hashes (HMAC-SHA-256 key). */
   pepper?: string
-  /** REST version table (contract §9). */
+  /** REST version table (docs/contract.md §9). */
   versions: VersionEntry[]
   /** Default quota of new accounts. */
   defaultDailyLimit: number

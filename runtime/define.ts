@@ -1,5 +1,5 @@
 /**
- * `defineResource` — the one declaration a resource needs (DESIGN.md "Shape"). From it the runtime derives
+ * `defineResource` — the one declaration a resource needs. From it the runtime derives
  * REST routes, MCP tools, RQL/sort whitelists and their SQL, the OpenAPI document and conformance tests.
  * `resources/*` import only this module (and `fields.ts` re-exported here); the runtime never names a resource.
  */
@@ -13,7 +13,7 @@ export interface IdSpec<K extends string> {
   field: K
   /** Name of the path parameter, e.g. `fieldId`, `issueKey`. */
   param: string
-  /** `int`: integer primary key passed as a string (contract §2); `text`: as is; `base64url`: text encoded with Base64URL (issueKey, contract §2). */
+  /** `int`: integer primary key passed as a string (docs/contract.md §2); `text`: as is; `base64url`: text encoded with Base64URL (issueKey, docs/contract.md §2). */
   encoding: 'int' | 'text' | 'base64url'
 }
 

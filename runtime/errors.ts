@@ -1,5 +1,5 @@
 /**
- * The one error registry of orgscan (DESIGN.md "Errors"): a closed union of string codes grouped by
+ * The one error registry of orgscan: a closed union of string codes grouped by
  * pipeline stage, one class, and one code → HTTP status / MCP code table. Every failure a client can
  * see is an `ApiError`; anything else is a server fault and renders as `internal_error` without detail.
  */
@@ -8,15 +8,15 @@
 export const ERROR_CODES = {
   // authenticate
   unauthorized: { status: 401, title: 'Unauthorized', mcp: 'access_denied' },
-  // org access (contract §4.2: 403 for an org of the account the caller may not see)
+  // org access (docs/contract.md §4.2: 403 for an org of the account the caller may not see)
   forbidden: { status: 403, title: 'Forbidden', mcp: 'access_denied' },
-  // quota (contract §7, §8)
+  // quota (docs/contract.md §7, §8)
   rate_limited: { status: 429, title: 'Too Many Requests', mcp: 'rate_limited' },
   // too many failed authentications from one client address: a bare 429 (docs/decisions.md "Authentication under attack")
   authentication_throttled: { status: 429, title: 'Too Many Requests', mcp: 'rate_limited' },
   // fair share: too many requests of one account at once (docs/decisions.md "Fair share")
   concurrency_limited: { status: 429, title: 'Too Many Requests', mcp: 'rate_limited' },
-  // parse / plan (contract §4.1, §7)
+  // parse / plan (docs/contract.md §4.1, §7)
   invalid_parameter: { status: 400, title: 'Bad Request', mcp: 'bad_filter' },
   unknown_parameter: { status: 400, title: 'Bad Request', mcp: 'bad_filter' },
   filter_parse_error: { status: 400, title: 'Bad Request', mcp: 'bad_filter' },
@@ -105,7 +105,7 @@ export function toApiError(e: unknown): ApiError {
   return new ApiError('internal_error', 'The server failed to process the request.')
 }
 
-/** The REST error envelope (DESIGN.md; contract §7 fixes status/title/detail for 429). */
+/** The REST error envelope (docs/contract.md §7 fixes status/title/detail for 429). */
 export function errorBody(err: ApiError): { error: Record<string, unknown> } {
   const { headers: _h, retryAfterSeconds: _r, bare: _b, ...rest } = err.extras
   return { error: { status: err.status, title: err.title, detail: err.message, code: err.code, ...rest } }

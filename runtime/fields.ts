@@ -1,7 +1,7 @@
 /**
  * Field kinds of resource records. A field declaration carries everything the runtime derives from it:
  * the SQL column type, the JSON rendering expression, filter coercion and the record schema.
- * Names are camelCase on the wire and snake_case in SQL (RESOURCES.md).
+ * Names are camelCase on the wire and snake_case in SQL.
  */
 import * as v from 'valibot'
 

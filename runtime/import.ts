@@ -1,5 +1,5 @@
 /**
- * Scan import (DESIGN.md "Data"): the contract with the scanner. A bundle is validated against the registry,
+ * Scan import: the contract with the scanner. A bundle is validated against the registry,
  * then written in ONE transaction that also flips the org's latest_scan_id, so a reader never sees half a scan.
  */
 import * as v from 'valibot'

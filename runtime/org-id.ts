@@ -1,5 +1,5 @@
 /**
- * Org ids in paths (DESIGN.md "Data"): the 15-character case-sensitive id and its 18-character form address
+ * Org ids in paths: the 15-character case-sensitive id and its 18-character form address
  * the same org. The 18-character form appends a 3-character case-insensitive checksum of the first 15.
  */
 import { ApiError } from './errors.ts'

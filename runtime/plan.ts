@@ -1,6 +1,6 @@
 /**
- * Parse + plan stages (DESIGN.md pipeline): turn path and query parameters into a validated plan.
- * Shared by REST and MCP; the surface only changes how an over-large limit is treated (contract §4.1/§4.3:
+ * Parse + plan stages: turn path and query parameters into a validated plan.
+ * Shared by REST and MCP; the surface only changes how an over-large limit is treated (docs/contract.md §4.1/§4.3:
  * REST clamps to 200, MCP rejects).
  */
 import { ApiError } from './errors.ts'
@@ -143,7 +143,7 @@ export function planList(c: CompiledResource, q: QueryInput, surface: Surface, p
 
 const B64URL = /^[A-Za-z0-9_-]+$/
 
-/** Decodes and validates a path id according to the declaration (contract §2 identifier rules). */
+/** Decodes and validates a path id according to the declaration (docs/contract.md §2 identifier rules). */
 export function decodeId(c: CompiledResource, raw: string): string {
   const spec = c.decl.id!
   const parameter = spec.param

@@ -1,6 +1,6 @@
 /**
  * Validates the resource registry at start-up and compiles each declaration into what the request
- * pipeline needs (DESIGN.md: a bad declaration fails start-up with a clear message, never a 4xx at run time).
+ * pipeline needs (a bad declaration fails start-up with a clear message, never a 4xx at run time).
  */
 import type { Resource } from './define.ts'
 import { isScalar, jsonExpr, sqlExpr, type FieldSpec } from './fields.ts'

@@ -1,4 +1,4 @@
-/** JSON:API sort strings (contract §4.1): `-priority,effort`. Nulls sort below every value. */
+/** JSON:API sort strings (docs/contract.md §4.1): `-priority,effort`. Nulls sort below every value. */
 import { ApiError } from './errors.ts'
 
 export interface SortKey {

@@ -1,7 +1,7 @@
 /**
  * Query stage: one parameterised SQL statement per request. Org resolution, the caller's access to the org
  * and the org's latest scan are folded into the same statement (a CTE), so a read costs one round trip.
- * PostgreSQL builds the JSON (measured faster than JSON.stringify in Node, DESIGN.md). Every value is a
+ * PostgreSQL builds the JSON (measured faster than JSON.stringify in Node). Every value is a
  * bound parameter; every identifier comes from the registry.
  */
 import { sqlExpr } from './fields.ts'

@@ -1,4 +1,4 @@
-/** Version lifecycle (contract §3, §9): current → deprecated (Deprecation/Sunset headers) → removed (410). */
+/** Version lifecycle (docs/contract.md §3, §9): current → deprecated (Deprecation/Sunset headers) → removed (410). */
 import type { Clock, VersionEntry } from './config.ts'
 
 export type VersionState =
@@ -21,7 +21,7 @@ export function versionState(versions: readonly VersionEntry[], name: string, cl
   return { state: 'current' }
 }
 
-/** The discovery payload of `GET /` (contract §9): versions not yet removed. */
+/** The discovery payload of `GET /` (docs/contract.md §9): versions not yet removed. */
 export function discoveryPayload(versions: readonly VersionEntry[], clock: Clock): { versions: Array<{ name: string; status: string; sunsetDate?: string }> } {
   return {
     versions: versions

@@ -1,5 +1,5 @@
 /**
- * Per-resource conformance suite, generated from the registry (DESIGN.md): every list, single-record and
+ * Per-resource conformance suite, generated from the registry: every list, single-record and
  * singleton endpoint is exercised over HTTP against the real server. Section numbers refer to the contract.
  */
 import t from 'tap'

@@ -1,4 +1,4 @@
-/** Edge burst guard (contract §7 429 form 2): token bucket per client address, injected clock. */
+/** Edge burst guard (docs/contract.md §7 429 form 2): token bucket per client address, injected clock. */
 import t from 'tap'
 import { BurstGuard, clientKey } from '../runtime/quota/burst-guard.ts'
 

@@ -1,5 +1,5 @@
 /**
- * Exactness under concurrency (issue 3, "the heart"): several quota engines — each with its own
+ * Exactness under concurrency ("the heart"): several quota engines — each with its own
  * connection pool, as separate service processes would have — share one PostgreSQL database. Never more
  * successful charges than the limit, no lost counts, and the stored count equals what was admitted.
  * Also once on embedded PGlite (single process, one connection).

@@ -1,5 +1,5 @@
 /**
- * The quota engine on real PostgreSQL with an injected clock (contract §8, issue 3): counting in both
+ * The quota engine on real PostgreSQL with an injected clock (docs/contract.md §8): counting in both
  * windows, 429s that consume nothing, window boundaries (last second of a day/month, leap day, year end),
  * leases bound to their windows, free state reads, exempt principals, limit changes, a missing account,
  * and a database that stops or hangs mid-request.

@@ -1,4 +1,4 @@
-/** Quota window math and header rendering (contract §8): pure functions, no database. */
+/** Quota window math and header rendering (docs/contract.md §8): pure functions, no database. */
 import t from 'tap'
 import { dayWindow, isoSeconds, monthWindow, secondsUntil } from '../runtime/quota/windows.ts'
 import { headerWindow, quotaHeaders, rateLimitedError, retryAfterSeconds, type WindowView } from '../runtime/quota/headers.ts'
@@ -115,7 +115,7 @@ t.test('headers are well-formed', async (t) => {
   t.match(h['X-RateLimit-Reset'], /^\d{10}$/, 'Unix seconds')
 })
 
-t.test('the 429 error matches contract §7', async (t) => {
+t.test('the 429 error matches docs/contract.md §7', async (t) => {
   const e = rateLimitedError(42)
   t.equal(e.status, 429)
   t.equal(e.title, 'Too Many Requests')

@@ -1,4 +1,4 @@
-/** Registry validation at start-up and the import direction between resources/ and runtime/ (DESIGN.md). */
+/** Registry validation at start-up and the import direction between resources/ and runtime/. */
 import t from 'tap'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'

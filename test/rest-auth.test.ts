@@ -1,4 +1,4 @@
-/** Authentication over the wire (§5 REST item 1, §7; 401 per the issue). */
+/** Authentication over the wire (§5 REST item 1, §7; 401 for missing or invalid credentials). */
 import t from 'tap'
 import { startTestService, basic } from './helpers/service.ts'
 import { revokeKey, createKey } from '../runtime/admin.ts'

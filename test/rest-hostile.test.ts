@@ -1,4 +1,4 @@
-/** Hostile and malformed input never yields a 5xx, a stack trace or SQL text (§7; issue 2). */
+/** Hostile and malformed input never yields a 5xx, a stack trace or SQL text (§7). */
 import t from 'tap'
 import { request } from 'node:http'
 import { connect } from 'node:net'

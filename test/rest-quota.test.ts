@@ -1,4 +1,4 @@
-/** One quota per account over the wire (contract §7 429 forms, §8; issue 3). */
+/** One quota per account over the wire (docs/contract.md §7 429 forms, §8). */
 import t from 'tap'
 import postgres from 'postgres'
 import { startTestService, basic } from './helpers/service.ts'
@@ -144,7 +144,7 @@ async function pgReachable(): Promise<boolean> {
   }
 }
 
-t.test('exact across two server processes on one PostgreSQL (issue 3)', { skip: (await pgReachable()) ? false : `PostgreSQL not reachable at ${PG}` }, async (t) => {
+t.test('exact across two server processes on one PostgreSQL', { skip: (await pgReachable()) ? false : `PostgreSQL not reachable at ${PG}` }, async (t) => {
   const fresh = await createFreshPostgresDatabase(PG)
   t.teardown(() => fresh.drop())
   const url = fresh.databaseUrl!

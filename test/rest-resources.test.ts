@@ -1,4 +1,4 @@
-/** Resource-specific behaviour the generated conformance suite does not pin (contract §2, §4.2). */
+/** Resource-specific behaviour the generated conformance suite does not pin (docs/contract.md §2, §4.2). */
 import t from 'tap'
 import { startTestService } from './helpers/service.ts'
 

@@ -1,4 +1,4 @@
-/** The migrated database holds every table, column and index the registry expects (DESIGN.md "Data"). */
+/** The migrated database holds every table, column and index the registry expects. */
 import t from 'tap'
 import { registry } from '../resources/index.ts'
 import { compileRegistry } from '../runtime/registry.ts'

@@ -1,5 +1,5 @@
 /**
- * API keys (contract §5 REST item 1): `Authorization: Basic base64(keyId:secret)`. Secrets are 32 random
+ * API keys (docs/contract.md §5 REST item 1): `Authorization: Basic base64(keyId:secret)`. Secrets are 32 random
  * bytes, stored only as HMAC-SHA-256(pepper, secret) and compared in constant time. A verified key is cached
  * per process for `authCacheMs` (revocation takes effect within that time, docs/decisions.md); `lastUsedAt`
  * is recorded in memory and flushed in batches, never a write per request.

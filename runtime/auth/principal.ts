@@ -12,7 +12,7 @@ export interface Principal {
   /** API key id or OAuth client id, for logs. Never a secret. */
   credentialId: string
   /**
-   * Verified service agent (contract §5 item 6): usage is logged but not counted. Only ever set from a
+   * Verified service agent (docs/contract.md §5 item 6): usage is logged but not counted. Only ever set from a
    * verified token claim, never from a request header.
    */
   quotaExempt: boolean

@@ -1,5 +1,5 @@
 /**
- * Edge shedding (contract §7, 429 form 2): an in-process token bucket per client address, checked before
+ * Edge shedding (docs/contract.md §7, 429 form 2): an in-process token bucket per client address, checked before
  * authentication so a flood never reaches the database. A refused request gets a bare 429 — no JSON body,
  * no X-RateLimit-* (clients then back off exponentially with jitter).
  *

@@ -1,5 +1,5 @@
 /**
- * Rate-limit response headers (contract §8) and the 429 error (contract §7 form 1).
+ * Rate-limit response headers (docs/contract.md §8) and the 429 error (docs/contract.md §7 form 1).
  *
  * - `X-RateLimit-Limit/Remaining/Reset` describe ONE window: the blocking one when throttled (if both
  *   block, the one that resets later — the request stays blocked until then), otherwise the one closest to
@@ -67,7 +67,7 @@ export function retryAfterSeconds(day: WindowView, month: WindowView, nowMs: num
   return secondsUntil(headerWindow(day, month, true).reset, nowMs)
 }
 
-/** The contract §7 429: detail text fixed, Retry-After rendered from `retryAfterSeconds`. */
+/** The 429 of docs/contract.md §7 (form 1): detail text fixed, Retry-After rendered from `retryAfterSeconds`. */
 export function rateLimitedError(seconds: number): ApiError {
   return new ApiError('rate_limited', `Rate limit exceeded. Retry after ${seconds} seconds.`, { retryAfterSeconds: seconds })
 }

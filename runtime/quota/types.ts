@@ -1,4 +1,4 @@
-/** The quota stage's interface (contract §8). Issue 3 implements it; the pipeline only sees this. */
+/** The quota stage's interface (docs/contract.md §8); the pipeline only sees this. */
 import type { ApiError } from '../errors.ts'
 import type { Principal } from '../auth/principal.ts'
 

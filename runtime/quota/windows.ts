@@ -1,5 +1,5 @@
 /**
- * Quota windows (contract §8 item 3): calendar-aligned in UTC, never rolling. The daily window starts at
+ * Quota windows (docs/contract.md §8 item 3): calendar-aligned in UTC, never rolling. The daily window starts at
  * 00:00 UTC and resets at the next 00:00 UTC; the monthly window starts at 00:00 UTC on the 1st and resets
  * at 00:00 UTC on the 1st of the next month. Computed with Date.UTC (which normalises day 32, month 12 …),
  * so month lengths, leap days and the year end need no special cases — never "add 30 days".

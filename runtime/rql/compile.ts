@@ -3,7 +3,7 @@
  * Field names are checked against the whitelist and mapped through `sqlExpr`; every value goes through `bind`
  * with an explicit `::type` cast — no user text is ever part of the SQL string.
  *
- * Errors (contract §7): a field outside the whitelist → `unknown_filter_field`; an operator the field kind does not
+ * Errors (docs/contract.md §7): a field outside the whitelist → `unknown_filter_field`; an operator the field kind does not
  * support → `unsupported_filter_operator`; a value that does not fit the field → `invalid_filter_value`. All carry
  * `{ parameter: 'filter', field, offset }`. A malformed AST (not produced by `parseRql`) is a server fault: plain Error.
  */

@@ -1,4 +1,4 @@
--- Tenancy, credentials, orgs and scans (DESIGN.md "Data").
+-- Tenancy, credentials, orgs and scans.
 CREATE TABLE accounts (
   id bigserial PRIMARY KEY,
   name text NOT NULL,
@@ -72,7 +72,7 @@ CREATE TABLE scans (
 CREATE INDEX scans_org_idx ON scans (org_id, id);
 ALTER TABLE orgs ADD CONSTRAINT orgs_latest_scan_fk FOREIGN KEY (latest_scan_id) REFERENCES scans(id) DEFERRABLE INITIALLY DEFERRED;
 
--- Quota counters (issue 3): one row per account and window.
+-- Quota counters: one row per account and window.
 CREATE TABLE quota_usage (
   account_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
   window_kind text NOT NULL CHECK (window_kind IN ('day', 'month')),

@@ -1,4 +1,4 @@
--- Quota engine (issue 3, docs/quota.md): the only code that writes quota_usage.
+-- Quota engine (docs/quota.md): the only code that writes quota_usage.
 --
 -- A process LEASES a block of units for one account, for BOTH windows at once, with one call of
 -- orgscan_quota_lease; it then serves requests from that block without touching the database and gives
