@@ -9,6 +9,11 @@ const code = await run(process.argv.slice(2), {
   out: (line) => void process.stdout.write(line + '\n'),
   err: (line) => void process.stderr.write(line + '\n'),
   env: process.env,
+  stdin: async () => {
+    let text = ''
+    for await (const chunk of process.stdin) text += chunk
+    return text
+  },
 })
 // A running server keeps the process alive (its listener); every other command ends here.
 if (code !== 0) process.exit(code)

@@ -44,6 +44,11 @@ function grantees(s: ScanData): Array<{ kind: 'Profile' | 'PermissionSet'; id: s
   ]
 }
 
+/** Who holds a grant, for an impact sentence; with nobody assigned, the risk is to whoever is assigned next. */
+function holders(users: number): string {
+  return users === 0 ? 'Nobody is assigned it yet, but anyone who is' : plural(users, 'user')
+}
+
 function security(s: ScanData, out: Finding[]): void {
   for (const g of grantees(s)) {
     const item = [{ type: g.kind, name: g.name, id: g.id }]
@@ -52,18 +57,18 @@ function security(s: ScanData, out: Finding[]): void {
     if (g.r.modifyAllData) {
       out.push(f('modify_all_data', 'security', subject, {
         title: `${what} "${g.name}" grants Modify All Data`, priority: g.name === 'System Administrator' ? 3 : 4, effort: 2, namespace: g.ns,
-        impact: `${plural(g.users, 'user')} can view, edit and delete every record in the org, bypassing sharing.`, affectedCount: Math.max(1, g.users), affectedItems: item,
+        impact: `${holders(g.users)} can view, edit and delete every record in the org, bypassing sharing.`, affectedCount: item.length, affectedItems: item,
       }))
     } else if (g.r.viewAllData) {
       out.push(f('view_all_data', 'security', subject, {
         title: `${what} "${g.name}" grants View All Data`, priority: 3, effort: 2, namespace: g.ns,
-        impact: `${plural(g.users, 'user')} can read every record regardless of sharing rules.`, affectedCount: Math.max(1, g.users), affectedItems: item,
+        impact: `${holders(g.users)} can read every record regardless of sharing rules.`, affectedCount: item.length, affectedItems: item,
       }))
     }
     if (g.r.dataExport && !g.r.modifyAllData) {
       out.push(f('data_export', 'security', subject, {
         title: `${what} "${g.name}" allows weekly data export`, priority: 2, effort: 1, namespace: g.ns,
-        impact: `${plural(g.users, 'user')} can export all org data to CSV.`, affectedCount: Math.max(1, g.users), affectedItems: item,
+        impact: `${holders(g.users)} can export all org data to CSV.`, affectedCount: item.length, affectedItems: item,
       }))
     }
   }
@@ -73,13 +78,13 @@ function security(s: ScanData, out: Finding[]): void {
     if (last === null || s.at - last > 365 * DAY) {
       out.push(f('unused_connected_app', 'security', a.name, {
         title: `Connected app "${a.name}" ${last === null ? 'has never been used' : 'has not been used for over a year'}`, priority: 3, effort: 1, namespace: a.namespace,
-        impact: `${plural(a.userCount, 'user')} still hold OAuth tokens for an app nobody uses.`, affectedCount: Math.max(1, a.userCount), affectedItems: item,
+        impact: a.userCount === 0 ? 'Nobody holds a token for it: the app only widens the attack surface.' : `${plural(a.userCount, 'user')} still hold OAuth tokens for an app nobody uses.`, affectedCount: item.length, affectedItems: item,
       }))
     }
     if (a.permittedUsers === 'all_self_authorize' && a.oauthScopes.includes('full')) {
       out.push(f('self_authorized_full_access', 'security', a.name, {
         title: `Connected app "${a.name}" lets any user self-authorize full access`, priority: 3, effort: 2, namespace: a.namespace,
-        impact: 'Any user can grant this app full access to their data without admin approval.', affectedCount: Math.max(1, a.userCount), affectedItems: item,
+        impact: 'Any user can grant this app full access to their data without admin approval.', affectedCount: item.length, affectedItems: item,
       }))
     }
   }
@@ -221,7 +226,7 @@ function org(s: ScanData, out: Finding[]): void {
     if (l.expirationDate && Date.parse(l.expirationDate) - s.at < 60 * DAY) {
       out.push(f('license_expiring', 'licensing', l.apiName, {
         title: `${l.name} licenses expire on ${l.expirationDate}`, priority: 3, effort: 1, namespace: null,
-        impact: `${plural(l.used, 'user')} lose the features of this license when it expires.`, affectedCount: Math.max(1, l.used),
+        impact: l.used === 0 ? 'No user is assigned it; renew it only if it will be used.' : `${plural(l.used, 'user')} lose the features of this license when it expires.`, affectedCount: 1,
         affectedItems: [{ type: 'PermissionSetLicense', name: l.apiName, id: null }],
       }))
     }

@@ -20,9 +20,11 @@ export const cloudUsage = defineResource({
           keyObjects: v.array(v.object({ apiName: v.string(), recordCount: v.number() })),
         }),
       ),
+      { description: 'Per product cloud (sales, service, marketing, …): adoption percent, licensed and active users, and its key objects with their record counts.' },
     ),
     summary: f.json(
       v.object({ overallAdoptionPercent: v.number(), primaryCloud: v.nullable(v.picklist(CLOUDS)), unusedClouds: v.array(v.picklist(CLOUDS)) }),
+      { description: 'Overall adoption percent, the most used cloud (null when none is used) and the licensed clouds nobody uses.' },
     ),
   },
 })

@@ -24,7 +24,7 @@ export const issues = defineResource({
   tiebreak: 'issueKey',
   fields: {
     issueKey: f.text({ description: 'Stable across scans; Base64URL-encode it in paths.' }),
-    title: f.text(),
+    title: f.text({ description: 'One-line statement of the issue.' }),
     category: f.enum(ISSUE_CATEGORIES, {
       description: 'One of the issue categories; service://issue-categories describes each.',
       labels: ISSUE_CATEGORY_LABELS,
@@ -32,10 +32,10 @@ export const issues = defineResource({
     }),
     priority: f.int({ description: '1 (low) – 4 (critical).' }),
     effort: f.int({ description: '1 (trivial) – 5 (major).' }),
-    namespace: f.text({ nullable: true }),
-    impact: f.text(),
-    affectedCount: f.int(),
-    firstDetectedDate: f.ts(),
+    namespace: f.text({ nullable: true, description: 'Namespace of the managed package the issue comes from; null for issues in the org\'s own configuration.' }),
+    impact: f.text({ description: 'What the issue affects or risks, in a sentence.' }),
+    affectedCount: f.int({ description: 'How many items (fields, profiles, apps, …) the issue affects.' }),
+    firstDetectedDate: f.ts({ description: 'When a scan of the org first found the issue.' }),
     scanId: f.int({ expr: 't.scan_id', description: 'The scan the issue was read from.' }),
   },
   filterable: ['issueKey', 'title', 'category', 'priority', 'effort', 'namespace', 'affectedCount', 'firstDetectedDate'],

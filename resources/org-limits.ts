@@ -8,9 +8,9 @@ export const orgLimits = defineResource({
   id: { field: 'name', param: 'name', encoding: 'text' },
   fields: {
     name: f.text({ description: 'Limit name, e.g. DailyApiRequests.' }),
-    cap: f.int({ description: 'Maximum allowed.' }),
-    remaining: f.int({ description: 'Headroom left.' }),
-    used: f.int({ expr: 't.cap - t.remaining' }),
+    cap: f.int({ description: 'The most the org may use of this limit (the platform maximum for its edition and add-ons).' }),
+    remaining: f.int({ description: 'Amount still available before the cap is reached.' }),
+    used: f.int({ expr: 't.cap - t.remaining', description: 'Amount consumed: cap minus remaining (derived).' }),
     percentUsed: f.num({
       expr: 'CASE WHEN t.cap = 0 THEN 0 ELSE round(((t.cap - t.remaining) * 100.0 / t.cap)::numeric, 2)::double precision END',
       description: 'used / cap × 100, 0 when cap is 0.',

@@ -10,6 +10,8 @@ import type postgres from 'postgres'
 import type { CompiledResource } from './registry.ts'
 import { AdminError, createAccount, createKey, listAccounts, listKeys, revokeKey, updateAccount } from './admin.ts'
 import { importScan, ImportError, type ScanBundle } from './import.ts'
+import { issueClient, listClients, revokeClient, updateClient } from './oauth/clients.ts'
+import { createSignInUser, grantOrg, linkEmailDomain, listUsers, revokeOrg, revokeUserTokens } from './oauth/users.ts'
 
 export interface AdminContext {
   sql: postgres.Sql
@@ -17,13 +19,15 @@ export interface AdminContext {
   resources: readonly CompiledResource[]
   defaults: { dailyLimit: number; monthlyLimit: number }
   progress?: (line: string) => void
-  /** Called after a change a running server must not serve stale: an account's limits, a key. */
-  onChange?: (change: { account?: string; key?: string }) => void
+  /** Called after a change a running server must not serve stale: an account's settings, a key, OAuth clients or users. */
+  onChange?: (change: { account?: string; key?: string; oauth?: boolean }) => void
 }
 
 const id = v.pipe(v.string(), v.regex(/^[1-9][0-9]{0,17}$/, 'must be a positive integer'))
 const limit = v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(2_000_000_000)))
 const name = v.pipe(v.string(), v.minLength(1), v.maxLength(200))
+const text = (max: number) => v.pipe(v.string(), v.minLength(1), v.maxLength(max))
+const strings = (max: number) => v.pipe(v.array(text(2000)), v.maxLength(max))
 
 /** Every operation: its argument schema and what it does. */
 export const ADMIN_OPS = {
@@ -34,10 +38,61 @@ export const ADMIN_OPS = {
   },
   'accounts.list': { args: v.strictObject({}), run: (c: AdminContext) => listAccounts(c.sql) },
   'accounts.update': {
-    args: v.strictObject({ id, name: v.optional(name), dailyLimit: limit, monthlyLimit: limit }),
-    run: async (c: AdminContext, a: { id: string; name?: string; dailyLimit?: number; monthlyLimit?: number }) => {
+    args: v.strictObject({ id, name: v.optional(name), dailyLimit: limit, monthlyLimit: limit, enhancedMcpSecurity: v.optional(v.boolean()), emailDomain: v.optional(text(253)) }),
+    run: async (c: AdminContext, a: { id: string; name?: string; dailyLimit?: number; monthlyLimit?: number; enhancedMcpSecurity?: boolean; emailDomain?: string }) => {
+      if (a.emailDomain !== undefined) await linkEmailDomain(c.sql, a.id, a.emailDomain)
       const r = await updateAccount(c.sql, a.id, a)
       c.onChange?.({ account: a.id })
+      return r
+    },
+  },
+  'users.create': {
+    args: v.strictObject({ account: id, email: text(320), name: v.optional(name), password: v.optional(text(200)), admin: v.optional(v.boolean()) }),
+    run: (c: AdminContext, a: { account: string; email: string; name?: string; password?: string; admin?: boolean }) => createSignInUser(c.sql, a),
+  },
+  'users.list': { args: v.strictObject({ account: id }), run: (c: AdminContext, a: { account: string }) => listUsers(c.sql, a.account) },
+  'users.grant': {
+    args: v.strictObject({ user: id, org: text(18) }),
+    run: async (c: AdminContext, a: { user: string; org: string }) => {
+      const r = await grantOrg(c.sql, a.user, a.org)
+      c.onChange?.({ oauth: true })
+      return r
+    },
+  },
+  'users.revoke-org': {
+    args: v.strictObject({ user: id, org: text(18) }),
+    run: async (c: AdminContext, a: { user: string; org: string }) => {
+      const r = await revokeOrg(c.sql, a.user, a.org)
+      c.onChange?.({ oauth: true })
+      return r
+    },
+  },
+  'users.revoke-tokens': {
+    args: v.strictObject({ user: id }),
+    run: async (c: AdminContext, a: { user: string }) => {
+      const r = await revokeUserTokens(c.sql, a.user, new Date())
+      c.onChange?.({ oauth: true })
+      return r
+    },
+  },
+  'clients.create': {
+    args: v.strictObject({ account: id, name, redirectUris: strings(20), scopes: strings(10), tokenExchange: v.optional(v.boolean()) }),
+    run: async (c: AdminContext, a: { account: string; name: string; redirectUris: string[]; scopes: string[]; tokenExchange?: boolean }) => issueClient(c.sql, c.pepper, a),
+  },
+  'clients.list': { args: v.strictObject({ account: id }), run: (c: AdminContext, a: { account: string }) => listClients(c.sql, a.account) },
+  'clients.update': {
+    args: v.strictObject({ clientId: text(64), name: v.optional(name), redirectUris: v.optional(strings(20)), scopes: v.optional(strings(10)) }),
+    run: async (c: AdminContext, a: { clientId: string; name?: string; redirectUris?: string[]; scopes?: string[] }) => {
+      const r = await updateClient(c.sql, a.clientId, a)
+      c.onChange?.({ oauth: true })
+      return r
+    },
+  },
+  'clients.revoke': {
+    args: v.strictObject({ clientId: text(64) }),
+    run: async (c: AdminContext, a: { clientId: string }) => {
+      const r = await revokeClient(c.sql, a.clientId)
+      c.onChange?.({ oauth: true })
       return r
     },
   },

@@ -58,12 +58,13 @@ export async function getAccount(sql: postgres.Sql, id: string): Promise<Account
   return accountOf(r as never)
 }
 
-export async function updateAccount(sql: postgres.Sql, id: string, u: { name?: string; dailyLimit?: number; monthlyLimit?: number }): Promise<Account> {
+export async function updateAccount(sql: postgres.Sql, id: string, u: { name?: string; dailyLimit?: number; monthlyLimit?: number; enhancedMcpSecurity?: boolean }): Promise<Account> {
   await getAccount(sql, id)
   const [r] = await sql`UPDATE accounts SET
       name = coalesce(${u.name ?? null}, name),
       daily_limit = coalesce(${u.dailyLimit ?? null}::integer, daily_limit),
-      monthly_limit = coalesce(${u.monthlyLimit ?? null}::integer, monthly_limit)
+      monthly_limit = coalesce(${u.monthlyLimit ?? null}::integer, monthly_limit),
+      enhanced_mcp_security = coalesce(${u.enhancedMcpSecurity ?? null}::boolean, enhanced_mcp_security)
     WHERE id = ${id}::bigint RETURNING id::text AS id, name, daily_limit, monthly_limit, enhanced_mcp_security, created_at`
   return accountOf(r as never)
 }

@@ -3,6 +3,8 @@
  * validated at start-up (every problem listed at once); the clock is injectable, so the version lifecycle and the
  * quota windows are testable.
  */
+import { readFileSync } from 'node:fs'
+import { createPrivateKey, X509Certificate } from 'node:crypto'
 import * as v from 'valibot'
 
 export interface VersionEntry {
@@ -42,6 +44,27 @@ export interface Config {
   fairShare: { perAccount: number | 'auto'; queueDepth: number; maxWaitMs: number }
   /** MCP server (docs/mcp.md). */
   mcp: McpConfig
+  /** OAuth 2.0 authorization server (docs/authentication.md). */
+  oauth: OAuthConfig
+  /** Serve HTTPS directly (TLS 1.2+, AES-GCM suites) with this certificate and key; undefined: plain HTTP. */
+  tls?: { cert: Buffer; key: Buffer }
+}
+
+export interface OAuthConfig {
+  /** The service's public base URL (issuer, resource identifiers); default: the MCP listener's own address. */
+  publicUrl?: string
+  accessTokenTtlMs: number
+  refreshTokenTtlMs: number
+  /** Signing keys are replaced after this age. */
+  signingKeyRotationMs: number
+  /** Automatic registrations one client address may make per hour. */
+  registrationsPerHour: number
+  /** The built-in e-mail and password sign-in page. */
+  passwordSignIn: boolean
+  /** Sign-in delegated to an upstream OpenID Connect provider. */
+  upstream?: { issuer: string; clientId: string; clientSecret: string; name: string }
+  /** Client ids of the service's own assistant agents: their verified tokens consume no quota. */
+  agentClients: string[]
 }
 
 export interface McpConfig {
@@ -102,6 +125,19 @@ const EnvSchema = v.object({
   ORGSCAN_MCP_SESSIONS_PER_ACCOUNT: v.optional(intFromEnv(1, 1_000_000), '1000'),
   ORGSCAN_MCP_ALLOWED_ORIGINS: v.optional(v.string(), ''),
   ORGSCAN_ALLOWED_HOSTS: v.optional(v.string(), ''),
+  ORGSCAN_PUBLIC_URL: v.optional(v.pipe(v.string(), v.url('must be a URL'), v.regex(/^https?:\/\/[^/?#]+$/, 'must be scheme and host only, e.g. https://orgscan.example.com'))),
+  ORGSCAN_ACCESS_TOKEN_TTL_S: v.optional(intFromEnv(60, 86_400), '900'),
+  ORGSCAN_REFRESH_TOKEN_TTL_DAYS: v.optional(intFromEnv(1, 365), '30'),
+  ORGSCAN_SIGNING_KEY_ROTATION_DAYS: v.optional(intFromEnv(1, 3650), '30'),
+  ORGSCAN_OAUTH_REGISTRATIONS_PER_HOUR: v.optional(intFromEnv(1, 1_000_000), '20'),
+  ORGSCAN_PASSWORD_SIGNIN: v.optional(v.picklist(['on', 'off']), 'on'),
+  ORGSCAN_OIDC_ISSUER: v.optional(v.pipe(v.string(), v.url('must be a URL'))),
+  ORGSCAN_OIDC_CLIENT_ID: v.optional(v.pipe(v.string(), v.minLength(1))),
+  ORGSCAN_OIDC_CLIENT_SECRET: v.optional(v.pipe(v.string(), v.minLength(1))),
+  ORGSCAN_OIDC_NAME: v.optional(v.pipe(v.string(), v.maxLength(60)), 'your identity provider'),
+  ORGSCAN_AGENT_CLIENTS: v.optional(v.string(), ''),
+  TLS_CERT: v.optional(v.pipe(v.string(), v.minLength(1))),
+  TLS_KEY: v.optional(v.pipe(v.string(), v.minLength(1))),
 })
 
 const list = (s: string) => s.split(',').map((x) => x.trim()).filter((x) => x !== '')
@@ -128,24 +164,54 @@ export function validateVersions(list: unknown): VersionEntry[] {
 
 /** Reads configuration from the environment; throws ConfigError with every problem listed. */
 export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
+  // Every problem is collected and reported at once, the cross-field ones too.
+  const problems: string[] = []
   const parsed = v.safeParse(EnvSchema, env)
-  if (!parsed.success) {
-    const lines = parsed.issues.map((i) => `${v.getDotPath(i) ?? '?'}: ${i.message}`)
-    throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`)
-  }
-  const e = parsed.output
+  if (!parsed.success) for (const i of parsed.issues) problems.push(`${v.getDotPath(i) ?? '?'}: ${i.message}`)
   const versionTable = (name: string, raw: string | undefined): VersionEntry[] => {
     if (!raw) return DEFAULT_VERSIONS
-    let json: unknown
     try {
-      json = JSON.parse(raw)
-    } catch {
-      throw new ConfigError(`${name} must be JSON, e.g. [{"name":"v1","status":"current"}]`)
+      let json: unknown
+      try {
+        json = JSON.parse(raw)
+      } catch {
+        throw new ConfigError('must be JSON, e.g. [{"name":"v1","status":"current"}]')
+      }
+      return validateVersions(json)
+    } catch (err) {
+      problems.push(`${name}: ${(err as Error).message}`)
+      return DEFAULT_VERSIONS
     }
-    return validateVersions(json)
   }
-  const versions = versionTable('ORGSCAN_VERSIONS', e.ORGSCAN_VERSIONS)
-  const mcpVersions = versionTable('ORGSCAN_MCP_VERSIONS', e.ORGSCAN_MCP_VERSIONS)
+  const versions = versionTable('ORGSCAN_VERSIONS', env.ORGSCAN_VERSIONS)
+  const mcpVersions = versionTable('ORGSCAN_MCP_VERSIONS', env.ORGSCAN_MCP_VERSIONS)
+  const oidc = [env.ORGSCAN_OIDC_ISSUER, env.ORGSCAN_OIDC_CLIENT_ID, env.ORGSCAN_OIDC_CLIENT_SECRET]
+  if (oidc.some((x) => x !== undefined) && !oidc.every((x) => x !== undefined)) {
+    problems.push('ORGSCAN_OIDC_ISSUER, ORGSCAN_OIDC_CLIENT_ID and ORGSCAN_OIDC_CLIENT_SECRET go together: set all three or none')
+  }
+  if ((env.TLS_CERT === undefined) !== (env.TLS_KEY === undefined)) problems.push('TLS_CERT and TLS_KEY go together: set both (PEM files) or neither')
+  const pem = (name: string, path: string | undefined): Buffer | undefined => {
+    if (!path) return undefined
+    try {
+      return readFileSync(path)
+    } catch (err) {
+      problems.push(`${name}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`)
+      return undefined
+    }
+  }
+  const cert = pem('TLS_CERT', env.TLS_CERT)
+  const key = pem('TLS_KEY', env.TLS_KEY)
+  // OpenSSL loads a key that does not belong to the certificate and fails only at the first handshake: check here.
+  if (cert && key) {
+    try {
+      if (!new X509Certificate(cert).checkPrivateKey(createPrivateKey(key))) problems.push('TLS_KEY is not the private key of the certificate in TLS_CERT')
+    } catch {
+      problems.push('TLS_CERT and TLS_KEY must be a PEM certificate and its PEM private key')
+    }
+  }
+  if (problems.length || !parsed.success) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`)
+  const e = parsed.output
+  const tls = cert && key ? { cert, key } : undefined
   return {
     port: e.PORT,
     host: e.HOST,
@@ -172,6 +238,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       allowedOrigins: list(e.ORGSCAN_MCP_ALLOWED_ORIGINS).map((o) => o.toLowerCase().replace(/\/+$/, '')),
       allowedHosts: list(e.ORGSCAN_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
     },
+    oauth: {
+      publicUrl: e.ORGSCAN_PUBLIC_URL,
+      accessTokenTtlMs: e.ORGSCAN_ACCESS_TOKEN_TTL_S * 1000,
+      refreshTokenTtlMs: e.ORGSCAN_REFRESH_TOKEN_TTL_DAYS * 86_400_000,
+      signingKeyRotationMs: e.ORGSCAN_SIGNING_KEY_ROTATION_DAYS * 86_400_000,
+      registrationsPerHour: e.ORGSCAN_OAUTH_REGISTRATIONS_PER_HOUR,
+      passwordSignIn: e.ORGSCAN_PASSWORD_SIGNIN === 'on',
+      upstream: e.ORGSCAN_OIDC_ISSUER
+        ? { issuer: e.ORGSCAN_OIDC_ISSUER, clientId: e.ORGSCAN_OIDC_CLIENT_ID!, clientSecret: e.ORGSCAN_OIDC_CLIENT_SECRET!, name: e.ORGSCAN_OIDC_NAME }
+        : undefined,
+      agentClients: list(e.ORGSCAN_AGENT_CLIENTS),
+    },
+    tls,
     ...overrides,
   }
 }

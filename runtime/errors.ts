@@ -110,3 +110,31 @@ export function errorBody(err: ApiError): { error: Record<string, unknown> } {
   const { headers: _h, retryAfterSeconds: _r, bare: _b, ...rest } = err.extras
   return { error: { status: err.status, title: err.title, detail: err.message, code: err.code, ...rest } }
 }
+
+/** What each code means and what a client does about it (the generated error reference, docs/reference/errors.md). */
+export const ERROR_HELP: Record<ErrorCode, { meaning: string; remedy: string }> = {
+  unauthorized: { meaning: 'The credentials are missing, malformed, unknown, wrong, revoked or expired.', remedy: 'Send `Authorization: Basic` with an API key id and secret, or `Bearer` with a valid access token; refresh or sign in again.' },
+  forbidden: { meaning: 'The caller may not see this org (a user who was not granted it), or its token lacks a scope.', remedy: 'Ask an administrator to grant the org (`orgscan users grant`) or the scope.' },
+  rate_limited: { meaning: "The account's daily or monthly quota is spent.", remedy: 'Wait `Retry-After` seconds (the window resets at `X-RateLimit-Reset`), or ask for a higher limit.' },
+  authentication_throttled: { meaning: 'Too many failed authentications from this address; answered with a bare 429 (no body).', remedy: 'Fix the credentials, then retry after `Retry-After` seconds.' },
+  concurrency_limited: { meaning: "Too many of the account's requests are running or waiting at once in this process.", remedy: 'Retry after `Retry-After` seconds with fewer requests in parallel; the unit is not charged.' },
+  invalid_parameter: { meaning: 'A parameter has a value of the wrong type or out of range (`parameter` names it).', remedy: 'Correct the value; see the endpoint reference.' },
+  unknown_parameter: { meaning: 'The endpoint takes no parameter of that name, or a single-valued one was repeated.', remedy: 'Remove it; parameters are case-sensitive.' },
+  filter_parse_error: { meaning: 'The RQL filter is not well formed; `offset` points at the problem.', remedy: 'Fix the syntax at `offset` (docs/rql.md).' },
+  unknown_filter_field: { meaning: 'The filter names a field that cannot be filtered on; `allowed` lists those that can.', remedy: 'Use one of `allowed`.' },
+  invalid_filter_value: { meaning: "A filter value does not fit its field's type or values (`field`, `offset`).", remedy: 'Use a value of the right type; enumerated values are listed in the reference and at the MCP `resource://filter-values/…` resources.' },
+  unsupported_filter_operator: { meaning: "The operator does not apply to the field's type (e.g. `ilike` on a number).", remedy: 'Use an operator the field supports (docs/rql.md).' },
+  filter_too_complex: { meaning: 'The filter exceeds a cost bound (depth, terms, patterns, wildcards, pattern length).', remedy: 'Simplify it; the limits are in docs/rql.md.' },
+  unknown_sort_field: { meaning: 'The sort names a field that cannot be sorted on, or names one twice; `allowed` lists the sortable fields.', remedy: 'Use fields of `allowed`, each once, `-` for descending.' },
+  unknown_field: { meaning: '`fields` names a field the record does not have, or names one twice.', remedy: 'Use fields of `allowed`, each once.' },
+  invalid_id: { meaning: 'An id in the path is malformed (an org id that is not 15 or 18 characters, a non-integer record id, a bad issue key).', remedy: 'Use the id exactly as the list shows it.' },
+  query_too_expensive: { meaning: 'The query was cancelled after the statement timeout; it is charged.', remedy: 'Narrow the filter (fewer wildcards, a more selective field) or page with a smaller limit.' },
+  not_found: { meaning: 'No such endpoint, record or org for this caller (an org of another account is also 404), or the org has no completed scan.', remedy: 'Check the path and id; list the parent collection to find valid ids.' },
+  method_not_allowed: { meaning: 'The API is read-only: the endpoint takes GET and HEAD only (`Allow` lists them).', remedy: 'Use GET.' },
+  gone: { meaning: 'The API version has reached its sunset date and is removed.', remedy: 'Move to the current version listed at `GET /`.' },
+  payload_too_large: { meaning: 'The request body exceeds the limit.', remedy: 'Send a smaller body.' },
+  expectation_failed: { meaning: 'An `Expect` header other than `100-continue`.', remedy: 'Remove the header.' },
+  headers_too_large: { meaning: 'The request headers exceed 16 KB.', remedy: 'Send smaller headers.' },
+  internal_error: { meaning: 'An unexpected server fault; nothing about it is disclosed; the unit is given back.', remedy: 'Retry later; report it if it persists.' },
+  service_unavailable: { meaning: 'The database is unreachable or the request timed out waiting for it; the unit is given back.', remedy: 'Retry after a short wait.' },
+}

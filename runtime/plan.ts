@@ -104,8 +104,9 @@ export function planList(c: CompiledResource, q: QueryInput, surface: Surface, p
     const rawLimit = single(q, 'limit')
     limit = DEFAULT_LIMIT
     if (rawLimit !== undefined) {
-      const n = nonNegativeInt(rawLimit, 'limit')
-      if (n === 0) throw new ApiError('invalid_parameter', 'limit must be at least 1.', { parameter: 'limit' })
+      // One wording for every limit that is not a whole number of at least 1 (0, -1, 1.5, abc).
+      const n = INT.test(rawLimit) && rawLimit.length <= 12 ? Number(rawLimit) : 0
+      if (n === 0) throw new ApiError('invalid_parameter', 'limit must be a whole number of at least 1.', { parameter: 'limit' })
       if (n > MAX_LIMIT) {
         if (surface === 'mcp') throw new ApiError('invalid_parameter', `limit must be at most ${MAX_LIMIT}.`, { parameter: 'limit' })
         requestedLimit = n

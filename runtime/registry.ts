@@ -20,7 +20,7 @@ export interface CompiledResource {
   readonly name: string
   /** The field specs, as a Map (never an object keyed by user input). */
   readonly fields: ReadonlyMap<string, FieldSpec>
-  /** json_build_object(...) of the single record / of the list record. */
+  /** The compact JSON text (buildObject) of the single record / of the list record. */
   readonly selectOne: string
   readonly selectList: string
   /** Field names of the list record, in order. */
@@ -37,9 +37,14 @@ const TABLE = /^[a-z][a-z0-9_]*$/
 const TOOL = /^[a-z][a-z0-9_]{2,63}$/
 const PATH = /^[A-Za-z]+(\/(\{[A-Za-z]+\}|[A-Za-z]+))*$/
 
-/** Builds `json_build_object('a', <expr>, ...)` for the given fields. */
+/**
+ * The SQL text expression of a record's compact JSON (`{"id":7,"name":"x"}`): each value rendered by `to_json`, joined
+ * without the spaces `json_build_object` puts around every colon, at no extra cost per request. Field names are
+ * registry identifiers (camelCase letters and digits), safe inside the literal.
+ */
 export function buildObject(names: readonly string[], fields: ReadonlyMap<string, FieldSpec>): string {
-  return `json_build_object(${names.map((n) => `'${n}', ${jsonExpr(n, fields.get(n)!)}`).join(', ')})`
+  const parts = names.map((n, i) => `'${i === 0 ? '{' : ','}"${n}":' || coalesce(to_json(${jsonExpr(n, fields.get(n)!)})::text, 'null')`)
+  return `(${parts.join(' || ')} || '}')`
 }
 
 export function orderBy(keys: readonly SortKey[], fields: ReadonlyMap<string, FieldSpec>, tiebreak?: string): string {

@@ -35,3 +35,8 @@ export function demoCredentials(pepper: string): { keyId: string; secret: string
   const secret = createHmac('sha256', pepper).update('orgscan demo api key secret v1').digest().toString('base64url')
   return { keyId, secret }
 }
+
+/** The demo user's password, derived from the pepper like the demo key, so `npm start` can print it on every start. */
+export function demoPassword(pepper: string): string {
+  return createHmac('sha256', pepper).update('orgscan demo user password v1').digest('base64url').slice(0, 20)
+}

@@ -14,4 +14,6 @@ export interface ServiceContext {
   pipeline: Pipeline
   /** For administration in this process (a limit changed here applies at the next request). */
   quota: QuotaService
+  /** The `WWW-Authenticate` value of a 401 on a surface: Basic, and Bearer with the resource's OAuth metadata. */
+  challenge(surface: 'rest' | 'mcp'): string
 }

@@ -17,6 +17,7 @@ import { createLogger, type Logger } from './log.ts'
 import type { ServiceContext } from './service-context.ts'
 import { buildDiscoveryRoutes, buildRestRouter, VERSION_HEADER } from './http/rest.ts'
 import { createHttpServer, type HttpServerOptions } from './http/server.ts'
+import { buildReferenceRoutes } from './http/reference-page.ts'
 import type { PromptDeclaration } from './define.ts'
 import { buildCatalog } from './mcp/server.ts'
 import { buildMcpRouter } from './mcp/endpoint.ts'
@@ -28,6 +29,7 @@ import type { QuotaService } from './quota/types.ts'
 import { createPipeline } from './pipeline/pipeline.ts'
 import { FairShare } from './pipeline/fair-share.ts'
 import { PreparedShapes } from './db/prepared-shapes.ts'
+import { createOAuthServer, type OAuthServer } from './oauth/server.ts'
 
 function listen(server: Server, port: number, host: string): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
@@ -79,6 +81,10 @@ export interface RunningService {
   pepper: string
   /** The API-key authenticator (administration in this process forgets keys it changed; tests read its counters). */
   auth: ApiKeyAuthenticator
+  /** The OAuth authorization server (its issuer is the MCP listener's address unless ORGSCAN_PUBLIC_URL is set). */
+  oauth: OAuthServer
+  /** Tells this process what an administrative change touched, as the admin socket does (tests use it in process). */
+  adminChanged(change: { account?: string; key?: string; oauth?: boolean }): void
   close(): Promise<void>
 }
 
@@ -99,6 +105,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   let sessions: McpSessions | undefined
   let closeMcp: (() => Promise<void>) | undefined
   let adminSocket: AdminSocket | undefined
+  let oauth: OAuthServer | undefined
   const servers: Server[] = []
   try {
     await migrate(db.sql, (line) => log.info({ msg: line }))
@@ -109,6 +116,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     }
     auth = new ApiKeyAuthenticator(db.sql, pepper, config.authCacheMs, clock)
     const a = auth
+    oauth = createOAuthServer({ sql: db.sql, pepper, clock, log, config: config.oauth, cacheMs: config.authCacheMs })
+    const o = oauth
     quota = (opts.quota ?? quotaFactory())({ sql: db.sql, clock, log, embedded: db.kind === 'embedded' })
     const fairShare = new FairShare({
       perAccount: config.fairShare.perAccount === 'auto' ? defaultPerAccount(db) : config.fairShare.perAccount,
@@ -122,16 +131,26 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       log,
       authenticate: createAuthenticate({
         keys: a,
+        bearer: o.bearer,
         failures: config.authFailures.ratePerSecond > 0 ? new BurstGuard({ enabled: true, ratePerSecond: config.authFailures.ratePerSecond, burst: config.authFailures.burst, clock }) : undefined,
       }),
     })
-    const ctx: ServiceContext = { config, clock, resources, log, quota, pipeline }
+    const challenge = (surface: 'rest' | 'mcp') => {
+      const { issuer } = o.urls()
+      const bearer = surface === 'mcp'
+        ? `Bearer resource_metadata="${issuer}/.well-known/oauth-protected-resource/v1/mcp", scope="mcp:read"`
+        : `Bearer realm="orgscan", resource_metadata="${issuer}/.well-known/oauth-protected-resource/v1"`
+      const basic = 'Basic realm="orgscan", charset="UTF-8"'
+      return surface === 'mcp' ? `${bearer}, ${basic}` : `${basic}, ${bearer}`
+    }
+    const ctx: ServiceContext = { config, clock, resources, log, quota, pipeline, challenge }
     const catalog = buildCatalog({ resources, prompts: opts.prompts ?? [], versions: config.mcp.versions, clock, extraTools: opts.mcpExtraTools })
     sessions = new McpSessions(db.sql, { idleMs: config.mcp.sessionIdleMs, maxPerAccount: config.mcp.sessionsPerAccount }, clock, log)
     const mcp = buildMcpRouter({ ctx, catalog, sessions })
     closeMcp = mcp.close
     const guard = new BurstGuard({ ...config.burstGuard, clock })
     const options: HttpServerOptions = {
+      tls: config.tls,
       // Every REST response under /v1 carries the version that handled it, errors included; MCP responses do not.
       headersFor: (path): Record<string, string> => ((path === '/v1' || path.startsWith('/v1/')) && path !== '/v1/mcp' ? { [VERSION_HEADER]: '1' } : {}),
       // Edge shedding before anything else: a bare 429, no body, no X-RateLimit-*.
@@ -143,11 +162,27 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
           }
         : undefined,
     }
-    const rest = [buildDiscoveryRoutes(config.versions, clock), buildRestRouter(ctx)]
+    const rest = [buildDiscoveryRoutes(config.versions, clock), buildRestRouter(ctx), buildReferenceRoutes()]
     const separateMcp = config.mcp.port !== undefined
-    const server = await listen(createHttpServer(separateMcp ? rest : [...rest, mcp.routes], options), config.port, config.host)
+    const server = await listen(createHttpServer(separateMcp ? rest : [...rest, mcp.routes, o.routes], options), config.port, config.host)
     servers.push(server)
-    if (separateMcp) servers.push(await listen(createHttpServer([buildDiscoveryRoutes(config.mcp.versions, clock), mcp.routes], options), config.mcp.port!, config.host))
+    if (separateMcp) servers.push(await listen(createHttpServer([buildDiscoveryRoutes(config.mcp.versions, clock), mcp.routes, o.routes], options), config.mcp.port!, config.host))
+    const address = (s: Server) => `${config.tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${(s.address() as AddressInfo).port}`
+    const publicUrl = config.oauth.publicUrl
+    o.setUrls({
+      issuer: publicUrl ?? address(servers.at(-1)!),
+      restResource: `${publicUrl ?? address(server)}/v1`,
+      mcpResource: `${publicUrl ?? address(servers.at(-1)!)}/v1/mcp`,
+    })
+    const adminChanged = (c: { account?: string; key?: string; oauth?: boolean }) => {
+      if (c.account) {
+        quota!.invalidate?.(c.account)
+        a.forgetAccount(c.account)
+        o.forgetAll()
+      }
+      if (c.key) a.forget(c.key)
+      if (c.oauth) o.forgetAll()
+    }
     // The CLI's accounts/keys/import reach a server on the embedded database through its admin socket.
     if (db.kind === 'embedded' && config.dataDir !== MEMORY_DATA_DIR) {
       adminSocket = await startAdminSocket(config.dataDir, {
@@ -155,13 +190,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         pepper,
         resources,
         defaults: { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit },
-        onChange: (c) => {
-          if (c.account) quota!.invalidate?.(c.account)
-          if (c.key) a.forget(c.key)
-        },
+        onChange: adminChanged,
       }, log)
     }
-    const address = (s: Server) => `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${(s.address() as AddressInfo).port}`
     let closed = false
     return {
       url: address(server),
@@ -172,6 +203,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       db,
       pepper,
       auth: a,
+      oauth: o,
+      adminChanged,
       async close() {
         if (closed) return
         closed = true
@@ -181,6 +214,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         })))
         await adminSocket?.close()
         await closeMcp?.()
+        o.close()
         sessions?.close()
         await a.close()
         await quota!.close()
@@ -191,6 +225,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     for (const s of servers) s.close()
     await adminSocket?.close()
     sessions?.close()
+    oauth?.close()
     await closeMcp?.().catch(() => undefined)
     await auth?.close().catch(() => undefined)
     await quota?.close().catch(() => undefined)

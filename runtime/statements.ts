@@ -86,14 +86,14 @@ export function listStatement(c: CompiledResource, plan: ListPlan, s: Scope): St
   const order = orderBy(plan.sort, c.fields, c.tiebreak)
   let inner: string
   if (c.decl.unpaged) {
-    inner = `SELECT coalesce(json_agg(${select} ORDER BY ${order}), '[]')::text AS data, count(*)::int AS n FROM ${c.decl.table} t WHERE ${where}`
+    inner = `SELECT '[' || coalesce(string_agg(${select}, ',' ORDER BY ${order}), '') || ']' AS data, count(*)::int AS n FROM ${c.decl.table} t WHERE ${where}`
   } else {
     // The page's rows (plus one, to tell hasMore) are chosen on the bare table rows; JSON is built only for
     // them, never for the rows an offset skips (a deep offset would otherwise build thousands of objects).
     const lim = b.bind(plan.limit)
     const off = b.bind(plan.offset)
     inner =
-      `SELECT coalesce(json_agg(s.j ORDER BY s.rn) FILTER (WHERE s.rn <= ${lim}::bigint), '[]')::text AS data, count(*)::int AS n ` +
+      `SELECT '[' || coalesce(string_agg(s.j, ',' ORDER BY s.rn) FILTER (WHERE s.rn <= ${lim}::bigint), '') || ']' AS data, count(*)::int AS n ` +
       `FROM (SELECT row_number() OVER (ORDER BY ${order}) AS rn, ${select} AS j ` +
       `FROM (SELECT * FROM ${c.decl.table} t WHERE ${where} ORDER BY ${order} LIMIT ${lim}::bigint + 1 OFFSET ${off}::bigint) t) s`
   }

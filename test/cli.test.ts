@@ -1,7 +1,7 @@
 /**
- * The `orgscan` command: JSON output, errors as one line with a non-zero exit (2 for usage), and — while a server holds
- * the embedded database — accounts, keys and import carried out by that server through its admin socket. Commands run
- * in process (`run`, the whole command); one test runs the real executable end to end.
+ * The `orgscan` command: JSON output, errors as one line with a non-zero exit (2 for usage), accounts, keys and
+ * imports. Commands run in process (`run`, the whole command); one test runs the real executable end to end.
+ * The server-related commands are in cli-serve.test.ts, users and OAuth clients in cli-oauth.test.ts.
  */
 import t from 'tap'
 import { spawn } from 'node:child_process'
@@ -14,6 +14,7 @@ import { spawnServer } from './helpers/server-process.ts'
 import { demoBundle } from '../demo/bundle.ts'
 import { DEMO_ORG_DEFS } from '../demo/orgs.ts'
 import { run as cli } from '../bin/cli/main.ts'
+import { mcpClient } from './helpers/mcp.ts'
 
 const bin = new URL('../bin/orgscan.js', import.meta.url).pathname
 const tdb = await createTestDatabase({ template: 'empty' })
@@ -77,6 +78,14 @@ t.test('help and usage errors', async (t) => {
   const bad = await run(['accounts', 'create', '--name', 'X', '--daily-limit', 'lots'])
   t.equal(bad.code, 2)
   t.match(bad.stderr, /--daily-limit must be a whole number/)
+  const v = await run(['--version'])
+  t.match(v.stdout, /^orgscan \d+\.\d+\.\d+\n$/, '--version')
+  const opt = await run(['keys', 'list', '--frob'])
+  t.equal(opt.code, 2)
+  t.equal(opt.stderr.trim().split('\n').length, 1, 'an unknown option: one line')
+  const j = await run(['accounts', 'update', '999999', '--daily-limit', '1', '--json'])
+  t.equal(j.code, 1)
+  t.same(JSON.parse(j.stderr), { error: { kind: 'AdminError', message: 'No account with id 999999.', exitCode: 1 } }, 'under --json, errors are JSON too')
 })
 
 t.test('accounts and keys with --json', async (t) => {
@@ -125,6 +134,9 @@ t.test('import: one scan bundle in one transaction; invalid bundles are refused 
   t.equal(out.counts.fields, (bundle.data.fields as unknown[]).length, 'every field imported')
   const list = JSON.parse((await run(['accounts', 'list', '--json'])).stdout)
   t.same(list.find((a: { id: string }) => a.id === acct.id).orgs, [bundle.org.salesforceId], 'the org now belongs to the account')
+  const example = await run(['import', '--account', acct.id, new URL('../examples/scan-bundle.json', import.meta.url).pathname, '--json'])
+  t.equal(example.code, 0, `the documented example bundle (docs/import.md) imports: ${example.stderr}`)
+  t.equal(JSON.parse(example.stdout).orgId, '00D8a00000ExAmPEAV')
 
   const bad = structuredClone(bundle) as { data: Record<string, unknown[]> }
   ;(bad.data.fields[0] as Record<string, unknown>).percentPopulated = 'lots'
@@ -138,53 +150,4 @@ t.test('import: one scan bundle in one transaction; invalid bundles are refused 
   const missing = await run(['import', '--account', acct.id, join(dir, 'nope.json')])
   t.equal(missing.code, 1)
   t.match(missing.stderr, /^orgscan: Cannot read /)
-})
-
-t.test('while a server holds the embedded database, accounts, keys and import go through it', { skip: tdb.databaseUrl ? 'the embedded database only: PostgreSQL serves both at once' : false }, async (t) => {
-  const dir = migratedFolder()
-  const server = await spawnServer({ ...env, ORGSCAN_DATA_DIR: dir, ORGSCAN_SEED_DEMO: 'false', ORGSCAN_AUTH_CACHE_MS: '500' })
-  t.teardown(() => server.stop(0))
-  const at = { ORGSCAN_DATA_DIR: dir }
-  const acct = await run(['accounts', 'create', '--name', 'Via socket', '--daily-limit', '5', '--json'], at)
-  t.equal(acct.code, 0, acct.stderr)
-  const accountId = JSON.parse(acct.stdout).id as string
-  const k = await run(['keys', 'create', '--account', accountId, '--json'], at)
-  t.equal(k.code, 0, k.stderr)
-  const key = JSON.parse(k.stdout) as { keyId: string; secret: string }
-  const auth = { authorization: 'Basic ' + Buffer.from(`${key.keyId}:${key.secret}`).toString('base64') }
-  const ok = await fetch(`${server.url}/v1/orgs`, { headers: auth })
-  t.equal(ok.status, 200, 'the new key works against the running server at once')
-  t.equal(ok.headers.get('x-ratelimit-limit'), '5')
-  const up = await run(['accounts', 'update', accountId, '--daily-limit', '7', '--json'], at)
-  t.equal(JSON.parse(up.stdout).dailyLimit, 7)
-  t.equal((await fetch(`${server.url}/v1/orgs`, { headers: auth })).headers.get('x-ratelimit-limit'), '7', 'a limit change applies at the next request')
-  const listed = await run(['keys', 'list', '--account', accountId, '--json'], at)
-  t.equal(JSON.parse(listed.stdout).length, 1)
-  t.notOk(listed.stdout.includes(key.secret), 'list never shows the secret')
-  t.equal((await run(['keys', 'revoke', key.keyId], at)).code, 0)
-  t.equal((await fetch(`${server.url}/v1/orgs`, { headers: auth })).status, 401, 'a revoked key stops at once in that server')
-  const bad = await run(['accounts', 'update', '999999', '--daily-limit', '1'], at)
-  t.equal(bad.code, 1)
-  t.equal(bad.stderr, 'orgscan: No account with id 999999.\n', 'errors from the server read like local ones')
-  const seed = await run(['seed', '--scale', '0.01'], at)
-  t.equal(seed.code, 1)
-  t.match(seed.stderr, /^orgscan: The embedded database in .* is in use by another orgscan process \(pid \d+\)/, 'seed needs the server stopped')
-})
-
-t.test('serve seeds an empty embedded database and prints the same working demo key on every start', { skip: tdb.databaseUrl ? 'embedded database only' : false }, async (t) => {
-  const dir = migratedFolder()
-  const envNoPepper: Record<string, string | undefined> = { ...env, ORGSCAN_DATA_DIR: dir, ORGSCAN_SEED_SCALE: '0.01', ORGSCAN_PEPPER: undefined }
-  const start = () => spawnServer(envNoPepper)
-  const first = await start()
-  t.ok(first.info.demoKey, 'a demo key is printed')
-  const auth = 'Basic ' + Buffer.from(`${first.info.demoKey!.keyId}:${first.info.demoKey!.secret}`).toString('base64')
-  const r = await fetch(first.info.url + '/v1/orgs', { headers: { authorization: auth } })
-  t.equal(r.status, 200)
-  t.ok(((await r.json()) as { data: unknown[] }).data.length >= 5, 'demo orgs are served')
-  await first.stop()
-  const second = await start()
-  t.same(second.info.demoKey, first.info.demoKey, 'the same demo key after a restart (not re-seeded)')
-  const r2 = await fetch(second.info.url + '/v1/orgs', { headers: { authorization: auth } })
-  t.equal(r2.status, 200)
-  await second.stop()
 })

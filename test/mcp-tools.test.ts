@@ -106,7 +106,10 @@ t.test('one quota unit per tool call; listings, prompts, resources, the quota an
   t.equal(await remaining(), before, 'nothing was charged')
   for (let i = 0; i < 3; i++) await client.callTool({ name: 'list_org_objects', arguments: { orgId: org.salesforceId, limit: 1 } })
   await client.callTool({ name: 'list_org_objects', arguments: { orgId: org.salesforceId, filter: 'eq(nope,1)' } })
-  t.equal(await remaining(), before - 4, 'three reads and one rejected filter: four units, like REST')
+  const wrongType = (await client.callTool({ name: 'list_org_objects', arguments: { orgId: org.salesforceId, limit: 'ten' } })) as { isError?: boolean; structuredContent: { error: string; parameter: string } }
+  t.ok(wrongType.isError)
+  t.match(wrongType.structuredContent, { error: 'bad_filter', parameter: 'limit' }, 'an argument of the wrong type names the argument')
+  t.equal(await remaining(), before - 5, 'three reads, one rejected filter and one rejected argument: five units, like REST')
   const restQuota = await ts.get('/v1/account/quota', auth)
-  t.equal(restQuota.body.data.rateLimit.daily.remaining, before - 4, 'REST sees the same account quota')
+  t.equal(restQuota.body.data.rateLimit.daily.remaining, before - 5, 'REST sees the same account quota')
 })

@@ -109,7 +109,7 @@ t.test('every request is authenticated; malformed bodies; the body limit', async
   const sid = await initialize(auth)
   const anon = await rpc(url, initializeBody())
   t.equal(anon.status, 401)
-  t.match(anon.headers.get('www-authenticate'), /^Basic realm="orgscan"/)
+    t.match(anon.headers.get('www-authenticate'), /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/v1\/mcp", scope="mcp:read", Basic realm="orgscan"/, 'Bearer with the resource metadata first, Basic also accepted')
   t.equal(anon.body.error.data.code, 'unauthorized')
   t.equal((await ping(sid, basic('osk_aaaaaaaaaaaaaaaaaaaa', 'x'.repeat(43)))).status, 401, 'a session does not replace credentials')
   const bad = await rpc(url, '{"jsonrpc":"2.0",', { authorization: auth })

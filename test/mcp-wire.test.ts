@@ -6,6 +6,7 @@
  */
 import t from 'tap'
 import { readFileSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
 import { startTestService } from './helpers/service.ts'
 import { mcpClient } from './helpers/mcp.ts'
 
@@ -29,4 +30,10 @@ t.test('the MCP wire surface equals the committed table', async (t) => {
     t.same(tool, committed.tools.find((x: { name: string }) => x.name === tool.name), `${tool.name} unchanged`)
   }
   t.same(wire.prompts, committed.prompts, 'the same prompts and arguments')
+})
+
+t.test('the changelog records the wire table\'s current fingerprint', async (t) => {
+  const fingerprint = createHash('sha256').update(readFileSync(FILE)).digest('hex').slice(0, 12)
+  const changelog = readFileSync(new URL('../docs/changelog.md', import.meta.url), 'utf8')
+  t.ok(changelog.includes(fingerprint), `docs/changelog.md names ${fingerprint}: add an entry for the wire change (tagged additive, breaking or description-update)`)
 })

@@ -121,3 +121,29 @@ t.test('a prompt that names what does not work stops start-up', async (t) => {
   }
   t.doesNotThrow(() => buildCatalog({ resources, prompts, versions: [], clock: Date.now }), 'the shipped prompts are valid')
 })
+
+t.test('every resource and field is described usefully (the generated references show these texts)', async (t) => {
+  const placeholder = /todo|tbd|fixme|lorem|placeholder|xxx/i
+  const words = (s: string) => s.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()
+  for (const c of compileRegistry(registry)) {
+    t.ok(c.decl.description.length >= 40 && !placeholder.test(c.decl.description), `${c.name}: resource description`)
+    for (const [name, spec] of c.fields) {
+      const d = spec.description ?? ''
+      const ok = d.length >= 15 && !placeholder.test(d) && words(d).replace(/[^a-z ]/g, '').trim() !== words(name)
+      if (!ok) t.fail(`${c.name}.${name}: needs a useful description (got ${JSON.stringify(d)})`)
+    }
+  }
+  t.pass('checked every field')
+})
+
+t.test('an enum field pointing to a catalog points to one the MCP server serves', async (t) => {
+  const { catalogs } = await import('../runtime/mcp/lookups.ts')
+  const compiled = compileRegistry(registry)
+  const served = new Set(catalogs(compiled).map((d) => d.uri))
+  let n = 0
+  for (const c of compiled) for (const [name, spec] of c.fields) if (spec.catalog) {
+    n++
+    t.ok(served.has(spec.catalog), `${c.name}.${name} → ${spec.catalog}`)
+  }
+  t.ok(n >= 1, 'issues.category has one')
+})

@@ -21,13 +21,18 @@ import { runAdminOp, type AdminOp } from '../../runtime/admin-ops.ts'
 import { adminSocketPath, callAdminSocket } from '../../runtime/admin-socket.ts'
 import { intOption, numOption, parse, UsageError } from './args.ts'
 import { HELP, table } from './help.ts'
-import { serve } from './serve.ts'
+import { PortInUseError, serve } from './serve.ts'
+import { clientsCommand, usersCommand } from './oauth-commands.ts'
+import { prompts } from '../../resources/index.ts'
+import { generateDocs } from '../../runtime/docs/generate.ts'
 
 /** Where the command writes, and the environment it reads. */
 export interface CliIO {
   out(line: string): void
   err(line: string): void
   env: Record<string, string | undefined>
+  /** The whole standard input (`users create --password-stdin`). */
+  stdin?: () => Promise<string>
 }
 
 async function withDb<T>(config: Config, fn: (db: Database) => Promise<T>): Promise<T> {
@@ -66,6 +71,10 @@ async function admin(config: Config, io: CliIO, op: AdminOp, args: Record<string
 async function command(argv: string[], io: CliIO): Promise<void> {
   const [cmd = '', sub, ...rest] = argv
   if (cmd === '' || cmd === '--help' || cmd === '-h' || cmd === 'help') return io.out(HELP[''])
+  if (cmd === '--version' || cmd === '-v' || cmd === 'version') {
+    const { readFileSync } = await import('node:fs')
+    return io.out(`orgscan ${(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version}`)
+  }
   if (!(cmd in HELP)) throw new UsageError(`Unknown command "${cmd}". Run "orgscan --help".`)
   const args = sub === undefined ? [] : [sub, ...rest]
   if (args.includes('--help') || args.includes('-h')) return io.out(HELP[cmd])
@@ -73,6 +82,18 @@ async function command(argv: string[], io: CliIO): Promise<void> {
   const print = (json: boolean, value: unknown, text: () => string) => io.out(json ? JSON.stringify(value) : text())
 
   switch (cmd) {
+    case 'docs': {
+      const { values } = parse(args, { out: { type: 'string' } })
+      const { mkdirSync, writeFileSync } = await import('node:fs')
+      const { dirname, join, resolve } = await import('node:path')
+      const dir = values.out ? resolve(String(values.out)) : new URL('../../', import.meta.url).pathname
+      const files = generateDocs(compileRegistry(registry), prompts)
+      for (const [rel, text] of files) {
+        mkdirSync(dirname(join(dir, rel)), { recursive: true })
+        writeFileSync(join(dir, rel), text)
+      }
+      return print(!!values.json, { dir, files: [...files.keys()] }, () => `wrote ${[...files.keys()].map((f) => join(dir, f)).join(', ')}`)
+    }
     case 'serve': {
       const { values } = parse(args, { port: { type: 'string' } })
       const port = intOption(values.port, 'port')
@@ -108,12 +129,20 @@ async function command(argv: string[], io: CliIO): Promise<void> {
     }
     case 'accounts': {
       const action = args[0]
-      const { values, positionals } = parse(args.slice(1), { name: { type: 'string' }, 'daily-limit': { type: 'string' }, 'monthly-limit': { type: 'string' } }, action === 'update' ? 1 : 0)
+      const { values, positionals } = parse(
+        args.slice(1),
+        { name: { type: 'string' }, 'daily-limit': { type: 'string' }, 'monthly-limit': { type: 'string' }, 'enhanced-mcp-security': { type: 'string' }, 'email-domain': { type: 'string' } },
+        action === 'update' ? 1 : 0,
+      )
+      const ems = values['enhanced-mcp-security']
+      if (ems !== undefined && ems !== 'on' && ems !== 'off') throw new UsageError('--enhanced-mcp-security takes on or off.')
+      const emailDomain = values['email-domain'] === undefined ? undefined : String(values['email-domain'])
       const daily = intOption(values['daily-limit'], 'daily-limit')
       const monthly = intOption(values['monthly-limit'], 'monthly-limit')
       const name = values.name === undefined ? undefined : String(values.name)
-      type Acct = { id: string; name: string; dailyLimit: number; monthlyLimit: number }
-      const line = (verb: string, a: Acct) => `${verb} account ${a.id} (${a.name}), daily limit ${a.dailyLimit}, monthly limit ${a.monthlyLimit}`
+      type Acct = { id: string; name: string; dailyLimit: number; monthlyLimit: number; enhancedMcpSecurity: boolean }
+      const line = (verb: string, a: Acct) =>
+        `${verb} account ${a.id} (${a.name}), daily limit ${a.dailyLimit}, monthly limit ${a.monthlyLimit}, Enhanced MCP Security ${a.enhancedMcpSecurity ? 'on' : 'off'}`
       if (action === 'create') {
         if (!name) throw new UsageError('accounts create needs --name.')
         const a = (await admin(config, io, 'accounts.create', { name, dailyLimit: daily, monthlyLimit: monthly })) as Acct
@@ -125,8 +154,17 @@ async function command(argv: string[], io: CliIO): Promise<void> {
       }
       if (action === 'update') {
         if (!positionals[0]) throw new UsageError('accounts update needs the account ID.')
-        if (name === undefined && daily === undefined && monthly === undefined) throw new UsageError('accounts update needs --name, --daily-limit or --monthly-limit.')
-        const a = (await admin(config, io, 'accounts.update', { id: positionals[0], name, dailyLimit: daily, monthlyLimit: monthly })) as Acct
+        if (name === undefined && daily === undefined && monthly === undefined && ems === undefined && emailDomain === undefined) {
+          throw new UsageError('accounts update needs --name, --daily-limit, --monthly-limit, --enhanced-mcp-security or --email-domain.')
+        }
+        const a = (await admin(config, io, 'accounts.update', {
+          id: positionals[0],
+          name,
+          dailyLimit: daily,
+          monthlyLimit: monthly,
+          enhancedMcpSecurity: ems === undefined ? undefined : ems === 'on',
+          emailDomain,
+        })) as Acct
         return print(!!values.json, a, () => line('updated', a))
       }
       throw new UsageError('accounts takes create, list or update. Run "orgscan accounts --help".')
@@ -151,6 +189,10 @@ async function command(argv: string[], io: CliIO): Promise<void> {
       }
       throw new UsageError('keys takes create, list or revoke. Run "orgscan keys --help".')
     }
+    case 'users':
+      return usersCommand(args, (op, a) => admin(config, io, op as AdminOp, a), print, io.stdin)
+    case 'clients':
+      return clientsCommand(args, (op, a) => admin(config, io, op as AdminOp, a), print)
   }
 }
 
@@ -160,10 +202,13 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     await command(argv, io)
     return 0
   } catch (e) {
-    const known = e instanceof UsageError || e instanceof ConfigError || e instanceof AdminError || e instanceof ImportError || e instanceof DataDirInUseError
+    const known = e instanceof PortInUseError || e instanceof UsageError || e instanceof ConfigError || e instanceof AdminError || e instanceof ImportError || e instanceof DataDirInUseError
     const msg = e instanceof Error ? e.message : String(e)
+    const code = e instanceof UsageError ? 2 : 1
     // Database errors from the driver: their message (no SQL text is in it), never a stack.
-    io.err(`orgscan: ${known ? msg : msg.split('\n')[0]}`)
-    return e instanceof UsageError ? 2 : 1
+    const text = known ? msg : msg.split('\n')[0]
+    if (argv.includes('--json')) io.err(JSON.stringify({ error: { kind: e instanceof Error ? e.name : 'Error', message: text, exitCode: code } }))
+    else io.err(`orgscan: ${text}`)
+    return code
   }
 }

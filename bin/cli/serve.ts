@@ -4,9 +4,19 @@ import { seedDemo } from '../../demo/seed.ts'
 import type { Config } from '../../runtime/config.ts'
 import { startService } from '../../runtime/service.ts'
 import { createAccount, createKey } from '../../runtime/admin.ts'
-import { demoCredentials } from '../../runtime/secrets.ts'
+import { demoCredentials, demoPassword } from '../../runtime/secrets.ts'
+import { hashPassword } from '../../runtime/oauth/crypto.ts'
+import { DEMO_USER } from '../../demo/orgs.ts'
 import { createLogger } from '../../runtime/log.ts'
 import { installProcessGuard } from '../../runtime/process-guard.ts'
+
+/** A listener that cannot bind: which address, and how to choose another. */
+export class PortInUseError extends Error {
+  constructor(host: string, port: number) {
+    super(`Port ${port} on ${host} is already in use (another orgscan or another program). Stop it, or choose another port: PORT=${port + 1} npm start, or orgscan serve --port ${port + 1}.`)
+    this.name = 'PortInUseError'
+  }
+}
 
 export async function serve(config: Config, opts: { json: boolean }): Promise<void> {
   const log = createLogger()
@@ -25,8 +35,13 @@ export async function serve(config: Config, opts: { json: boolean }): Promise<vo
       const demo = demoCredentials(pepper)
       await createKey(db.sql, pepper, main.id, { keyId: demo.keyId, secret: demo.secret, name: 'demo key' })
       await db.sql`INSERT INTO server_settings (name, value) VALUES ('demo_key_id', ${demo.keyId}) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`
+      // The demo user signs in (OAuth) with a password derived from the pepper, printed on every start.
+      await db.sql`UPDATE users SET password_hash = ${await hashPassword(demoPassword(pepper))} WHERE lower(email) = lower(${DEMO_USER.email}) AND password_hash IS NULL`
       say(`Seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s.`)
     },
+  }).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'EADDRINUSE') throw new PortInUseError(config.host, (e as { port?: number }).port ?? config.port)
+    throw e
   })
   const [setting] = await svc.db.sql`SELECT value FROM server_settings WHERE name = 'demo_key_id'`
   let demo: { keyId: string; secret: string } | undefined
@@ -35,16 +50,22 @@ export async function serve(config: Config, opts: { json: boolean }): Promise<vo
     const [alive] = await svc.db.sql`SELECT 1 FROM api_keys WHERE key_id = ${creds.keyId} AND revoked_at IS NULL`
     if (alive && creds.keyId === setting.value) demo = creds
   }
+  const [demoUser] = demo ? await svc.db.sql`SELECT email FROM users WHERE lower(email) = lower(${DEMO_USER.email}) AND password_hash IS NOT NULL` : []
+  const signIn = demoUser ? { email: demoUser.email as string, password: demoPassword(svc.pepper) } : null
   const [firstOrg] = await svc.db.sql`SELECT o.salesforce_id FROM orgs o JOIN api_keys k ON k.account_id = o.account_id
     WHERE k.key_id = ${demo?.keyId ?? ''} AND o.latest_scan_id IS NOT NULL ORDER BY o.name LIMIT 1`
   if (opts.json) {
-    process.stdout.write(JSON.stringify({ url: svc.url, database: svc.db.describe, demoKey: demo ?? null }) + '\n')
+    process.stdout.write(JSON.stringify({ url: svc.url, mcpUrl: svc.mcpUrl, database: svc.db.describe, demoKey: demo ?? null, demoSignIn: signIn }) + '\n')
   } else {
     say(`orgscan listening on ${svc.url} (database: ${svc.db.describe})`)
     if (demo) {
       say(`Demo API key (local demo data only): ${demo.keyId}:${demo.secret}`)
       say(`Try:\n  curl -u '${demo.keyId}:${demo.secret}' ${svc.url}/v1/orgs`)
       if (firstOrg) say(`  curl -u '${demo.keyId}:${demo.secret}' '${svc.url}/v1/orgs/${firstOrg.salesforce_id}/fields?limit=5'`)
+      const basic = 'Basic ' + Buffer.from(`${demo.keyId}:${demo.secret}`).toString('base64')
+      const block = { mcpServers: { orgscan: { type: 'http', url: svc.mcpUrl, headers: { Authorization: basic } } } }
+      say(`MCP (Streamable HTTP) for an assistant's config (see docs/mcp.md):\n${JSON.stringify(block, null, 2)}`)
+      if (signIn) say(`Or connect with OAuth (no key in the config: ${svc.mcpUrl}) and sign in as the demo user ${signIn.email} with password ${signIn.password} (sees two orgs; docs/authentication.md).`)
     }
   }
   let stopping = false

@@ -38,6 +38,7 @@ interface CachedKey {
   accountId: string
   userId: string | null
   revoked: boolean
+  enhancedMcp: boolean
   at: number
 }
 
@@ -103,7 +104,7 @@ export class ApiKeyAuthenticator {
     if (!ok || !entry) throw unauthorized('Invalid API key credentials.')
     if (entry.revoked) throw unauthorized('This API key has been revoked.')
     this.lastUsed.set(keyId, this.clock())
-    return { accountId: entry.accountId, userId: entry.userId, method: 'api_key', credentialId: keyId, quotaExempt: false }
+    return { accountId: entry.accountId, userId: entry.userId, method: 'api_key', credentialId: keyId, quotaExempt: false, enhancedMcpSecurity: entry.enhancedMcp }
   }
 
   /** Whether the key is known, valid and cached (answerable without the database). */
@@ -115,6 +116,11 @@ export class ApiKeyAuthenticator {
   /** Forgets what this process remembers of a key id (after it was created or revoked here). */
   forget(keyId: string): void {
     this.cache.delete(keyId)
+  }
+
+  /** Forgets the keys of an account (after its settings changed here). */
+  forgetAccount(accountId: string): void {
+    for (const [id, k] of this.cache) if (!('missing' in k) && k.accountId === accountId) this.cache.delete(id)
   }
 
   /** The key, from the cache or (once for concurrent requests of the same id) the database. */
@@ -133,13 +139,14 @@ export class ApiKeyAuthenticator {
   private async fetch(keyId: string): Promise<CachedKey | undefined> {
     const now = this.clock()
     this.lookups++
-    const rows = await withDeadline(this.sql<{ secret_hash: Buffer; account_id: string; user_id: string | null; revoked: boolean }[]>`
-      SELECT secret_hash, account_id::text AS account_id, user_id::text AS user_id, revoked_at IS NOT NULL AS revoked
-      FROM api_keys WHERE key_id = ${keyId}`).catch((e) => {
+    const rows = await withDeadline(this.sql<{ secret_hash: Buffer; account_id: string; user_id: string | null; revoked: boolean; ems: boolean }[]>`
+      SELECT k.secret_hash, k.account_id::text AS account_id, k.user_id::text AS user_id, k.revoked_at IS NOT NULL AS revoked,
+        a.enhanced_mcp_security AS ems
+      FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = ${keyId}`).catch((e) => {
       throw classifyDbError(e, false)
     })
     const r = rows[0]
-    const entry = r ? { hash: Buffer.from(r.secret_hash), accountId: r.account_id, userId: r.user_id, revoked: r.revoked, at: now } : undefined
+    const entry = r ? { hash: Buffer.from(r.secret_hash), accountId: r.account_id, userId: r.user_id, revoked: r.revoked, enhancedMcp: r.ems, at: now } : undefined
     if (this.cacheMs > 0) {
       this.cache.delete(keyId)
       if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!)

@@ -1,6 +1,7 @@
 /**
  * Authentication of a request, for every surface (the pipeline's `authenticate`): the Authorization header's
- * credentials, checked by the API-key authenticator, behind a limit on failed authentications per client address.
+ * credentials — HTTP Basic with an API key, or `Bearer` with an OAuth access token issued for that surface (its
+ * audience: the REST API or the MCP endpoint) — behind a limit on failed authentications per client address.
  *
  * After `burst` failed authentications from one address (IPv6 by /64), refilled at `ratePerSecond`, further requests
  * from it are answered with a bare 429 (no body, no rate-limit headers, `Retry-After`) before any database work. A key
@@ -11,9 +12,17 @@ import { ApiError, isApiError, unauthorized } from '../errors.ts'
 import type { BurstGuard } from '../quota/burst-guard.ts'
 import { parseBasic, type ApiKeyAuthenticator } from './api-keys.ts'
 import type { Principal } from './principal.ts'
+import type { Surface } from '../plan.ts'
+
+/** Verifies an OAuth access token presented to a surface (runtime/oauth/access-tokens.ts). */
+export interface BearerVerifier {
+  authenticate(token: string, surface: Surface): Promise<Principal>
+}
 
 export interface AuthenticateDeps {
   keys: ApiKeyAuthenticator
+  /** OAuth access tokens; undefined: Bearer is refused like any unknown scheme. */
+  bearer?: BearerVerifier
   /** Failed authentications per client address; undefined: no limit. */
   failures?: BurstGuard
 }
@@ -22,10 +31,18 @@ function throttled(seconds: number): ApiError {
   return new ApiError('authentication_throttled', 'Too many failed authentications from this address.', { bare: true, retryAfterSeconds: seconds })
 }
 
-export function createAuthenticate(d: AuthenticateDeps): (authorization: string | undefined, clientAddress: string | undefined) => Promise<Principal> {
-  return async (authorization, address) => {
+const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i
+
+export function createAuthenticate(d: AuthenticateDeps): (authorization: string | undefined, clientAddress: string | undefined, surface: Surface) => Promise<Principal> {
+  return async (authorization, address, surface) => {
     const wait = d.failures?.waitSeconds(address) ?? 0
     try {
+      if (d.bearer && authorization !== undefined && /^bearer /i.test(authorization)) {
+        const m = BEARER.exec(authorization)
+        if (!m) throw unauthorized('Malformed Bearer token.')
+        if (wait > 0) throw unauthorized('Too many failed authentications.')
+        return await d.bearer.authenticate(m[1], surface)
+      }
       const creds = parseBasic(authorization)
       if (!creds) throw unauthorized('Authentication required: send HTTP Basic credentials (API key id and secret).')
       return await d.keys.authenticate(creds, { cachedOnly: wait > 0 })

@@ -16,6 +16,10 @@ export interface Principal {
    * verified token claim, never from a request header.
    */
   quotaExempt: boolean
-  /** OAuth scopes (MCP); undefined for API keys. */
+  /** OAuth scopes (the token's, limited to its client's current ones); undefined for API keys. */
   scopes?: readonly string[]
+  /** The account's Enhanced MCP Security setting when the credential was checked. */
+  enhancedMcpSecurity?: boolean
+  /** OAuth: the client, and the account it was issued for (null: registered automatically). */
+  client?: { id: string; issuedFor: string | null }
 }

@@ -9,6 +9,7 @@ import type { ServiceContext } from '../service-context.ts'
 import { renderRead } from '../envelope.ts'
 import type { Operation } from '../pipeline/pipeline.ts'
 import { parseQuery } from './query.ts'
+import { buildOpenApi } from '../docs/openapi.ts'
 import { sendError, sendJson, type Headers } from './respond.ts'
 import { discoveryPayload, versionState } from '../versions.ts'
 import type { Clock, VersionEntry } from '../config.ts'
@@ -38,9 +39,15 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
     if (vh instanceof ApiError) return sendError(res, vh, vh.extras.headers)
     let principal
     try {
-      principal = await ctx.pipeline.authenticate(req.headers.authorization, req.socket.remoteAddress)
+      principal = await ctx.pipeline.authenticate(req.headers.authorization, req.socket.remoteAddress, 'rest')
     } catch (e) {
-      return sendError(res, toApiError(e), vh)
+      let err = toApiError(e)
+      if (err.status === 401) err = new ApiError(err.code, err.message, { ...err.extras, headers: { ...err.extras.headers, 'WWW-Authenticate': ctx.challenge('rest') } })
+      return sendError(res, err, vh)
+    }
+    // An OAuth token reads with the read scope (API keys always read).
+    if (principal.scopes && !principal.scopes.includes('mcp:read')) {
+      return sendError(res, new ApiError('forbidden', 'This access token was not granted the mcp:read scope, which reading needs.', { scope: 'mcp:read' }), vh)
     }
     const out = await ctx.pipeline.execute(principal, operation(params, qs), 'rest')
     const headers = out.rate ? { ...vh, ...out.rate.headers } : vh
@@ -64,8 +71,17 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
     if (d.operations.get) add(d.kind === 'singleton' ? fmw : `${fmw}/:${d.id!.param}`, read('get'))
   }
 
+  // The OpenAPI document: unauthenticated, free, built once from the registry.
+  const openapi = JSON.stringify(buildOpenApi(ctx.resources))
+  router.on(['GET', 'HEAD'], '/v1/openapi.json', (req, res) => {
+    const vh = versionHeaders()
+    if (vh instanceof ApiError) return sendError(res as ServerResponse, vh, vh.extras.headers)
+    if (rawQuery(req.url) !== '') return sendError(res as ServerResponse, new ApiError('unknown_parameter', 'This endpoint takes no query parameters.'), vh)
+    sendJson(res as ServerResponse, 200, openapi, { ...vh, 'Cache-Control': 'public, max-age=300' })
+  })
+
   // Quota state: free reads at both addresses (docs/decisions.md "Quota endpoints").
-  const quota = handle((params) => ({ kind: 'quota', orgId: params.orgId }))
+  const quota = handle((params, qs) => ({ kind: 'quota', orgId: params.orgId, query: qs }))
   add('/v1/account/quota', quota)
   add('/v1/orgs/:orgId/quota', quota)
 

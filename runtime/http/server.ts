@@ -6,6 +6,7 @@
  * unparseable bytes still gets its own answer first.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer as createHttpsServer } from 'node:https'
 import type { Socket } from 'node:net'
 import { ApiError } from '../errors.ts'
 import { sendError } from './respond.ts'
@@ -28,7 +29,25 @@ export interface HttpServerOptions {
   onRequest?: (req: IncomingMessage, res: ServerResponse) => boolean
   /** Headers for answers given here (404, 405) by path, e.g. the version header under /v1/. */
   headersFor?: (path: string) => Record<string, string>
+  /** Serve HTTPS with this certificate and key (PEM). */
+  tls?: { cert: Buffer; key: Buffer }
 }
+
+/**
+ * TLS 1.2 and 1.3 only, with FIPS-approved suites: ECDHE key exchange with AES-GCM. No CBC, RC4, 3DES, and no
+ * ChaCha20-Poly1305 (not FIPS-approved). Names starting with TLS_ are the TLS 1.3 suites.
+ */
+export const TLS_MIN_VERSION = 'TLSv1.2'
+/** Key exchange on the NIST curves only: X25519 is not FIPS-approved. */
+export const TLS_CURVES = 'P-256:P-384'
+export const TLS_CIPHERS = [
+  'TLS_AES_256_GCM_SHA384',
+  'TLS_AES_128_GCM_SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+].join(':')
 
 /** Responses not yet finished per connection, and the parse error to send once they are (pipelining). */
 interface SocketState {
@@ -48,7 +67,8 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     if (!st) sockets.set(socket, (st = { open: 0 }))
     return st
   }
-  const server = createServer({ maxHeaderSize: 16384, requestTimeout: 30_000, headersTimeout: 20_000, keepAliveTimeout: 5_000, requireHostHeader: false }, (req, res) => {
+  const httpOptions = { maxHeaderSize: 16384, requestTimeout: 30_000, headersTimeout: 20_000, keepAliveTimeout: 5_000, requireHostHeader: false }
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     const st = stateOf(req.socket)
     st.open++
     res.once('close', () => {
@@ -79,7 +99,10 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     } catch {
       sendError(res, new ApiError('internal_error', 'The server failed to process the request.'))
     }
-  })
+  }
+  const server: Server = opts.tls
+    ? (createHttpsServer({ ...httpOptions, cert: opts.tls.cert, key: opts.tls.key, minVersion: TLS_MIN_VERSION, ciphers: TLS_CIPHERS, ecdhCurve: TLS_CURVES, honorCipherOrder: true }, handler) as unknown as Server)
+    : createServer(httpOptions, handler)
   // Node answers an unexpected `Expect` with a bodiless 417 unless this event is handled.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     sendError(res, new ApiError('expectation_failed', `Expect: ${String(req.headers.expect).slice(0, 64)} is not supported; only 100-continue is.`, { headers: { Connection: 'close' } }))

@@ -65,7 +65,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
 
   async function authenticate(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>): Promise<Principal | undefined> {
     try {
-      return await pipeline.authenticate(req.headers.authorization, req.socket.remoteAddress)
+      return await pipeline.authenticate(req.headers.authorization, req.socket.remoteAddress, 'mcp')
     } catch (e) {
       const err = toApiError(e)
       if (err.extras.bare) {
@@ -73,9 +73,32 @@ export function buildMcpRouter(d: McpEndpointDeps) {
         res.end()
         return undefined
       }
-      sendRpcError(res, err.status, RPC.serverError, err.message, { headers: { ...headers, ...(err.extras.headers ?? {}) }, data: { status: err.status, code: err.code } })
+      const challenge: Record<string, string> = err.status === 401 ? { 'WWW-Authenticate': ctx.challenge('mcp') } : {}
+      sendRpcError(res, err.status, RPC.serverError, err.message, { headers: { ...headers, ...(err.extras.headers ?? {}), ...challenge }, data: { status: err.status, code: err.code } })
       return undefined
     }
+  }
+
+  /**
+   * Enhanced MCP Security (an account setting): only OAuth tokens of clients the administrator issued for the
+   * account are accepted at the MCP endpoint; an API key or another client's token is 403.
+   */
+  function refusedByAccount(p: Principal): string | undefined {
+    if (!p.enhancedMcpSecurity) return undefined
+    if (p.method === 'api_key') return 'This account requires Enhanced MCP Security: sign in with OAuth through a client your administrator issued; API keys are not accepted here.'
+    if (p.client?.issuedFor !== p.accountId) return 'This account requires Enhanced MCP Security: this OAuth client was not issued by its administrator.'
+    return undefined
+  }
+
+  async function authorized(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>): Promise<Principal | undefined> {
+    const p = await authenticate(req, res, headers)
+    if (!p) return undefined
+    const refused = refusedByAccount(p)
+    if (refused) {
+      sendRpcError(res, 403, RPC.serverError, refused, { headers, data: { status: 403, code: 'forbidden' } })
+      return undefined
+    }
+    return p
   }
 
   async function post(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>): Promise<void> {
@@ -89,7 +112,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     } catch {
       return sendRpcError(res, 400, RPC.parseError, 'Parse error: the body is not valid JSON.', { headers })
     }
-    const principal = await authenticate(req, res, headers)
+    const principal = await authorized(req, res, headers)
     if (!principal) return
     const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined)
     const route = classifyInboundRequest({
@@ -151,7 +174,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
   }
 
   async function del(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>): Promise<void> {
-    const principal = await authenticate(req, res, headers)
+    const principal = await authorized(req, res, headers)
     if (!principal) return
     const sid = req.headers['mcp-session-id']
     if (typeof sid !== 'string') return sendRpcError(res, 400, RPC.invalidRequest, 'Bad Request: Mcp-Session-Id header is required.', { headers })

@@ -46,7 +46,8 @@ export function toWebRequest(req: IncomingMessage): Request {
     if (typeof v === 'string') headers.set(k, v)
     else if (Array.isArray(v)) for (const x of v) headers.append(k, x)
   }
-  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, { method: req.method, headers })
+  const scheme = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http'
+  return new Request(`${scheme}://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, { method: req.method, headers })
 }
 
 /** Writes an SDK Response to the node response, with extra headers. */

@@ -183,18 +183,25 @@ function tool(c: CompiledResource, op: 'list' | 'get', all: readonly CompiledRes
       if (plan.filter) compileFilter(plan.filter, d.fields, d.filterable ?? [], () => '$1')
     },
     async run(args, ctx) {
-      let parsed
+      // Arguments are parsed before the pipeline (it needs the path parameters), but a mistake in them is
+      // reported by the pipeline, after the charge: a client mistake costs a unit on MCP as on REST.
+      let parsed: ReturnType<typeof parseArgs> | undefined
+      let mistake: unknown
       try {
         parsed = parseArgs(specs, args)
       } catch (e) {
-        if (isApiError(e)) return errorResult(e, undefined, c)
-        throw e
+        if (!isApiError(e)) throw e
+        mistake = e
       }
-      const { params, query } = parsed
-      const out = await ctx.pipeline.execute(ctx.principal, { kind: 'read', resource: c, op, params, query: () => query }, 'mcp')
+      const params = parsed?.params ?? {}
+      const query = () => {
+        if (!parsed) throw mistake
+        return parsed.query
+      }
+      const out = await ctx.pipeline.execute(ctx.principal, { kind: 'read', resource: c, op, params, query }, 'mcp')
       if (!out.ok) return errorResult(out.error, out.rate, c)
       if (out.kind !== 'read') throw new Error('a read operation answered with another kind of outcome')
-      const target = restTarget(c, params, query)
+      const target = restTarget(c, params, parsed!.query)
       const body = renderRead(out.result, target.path, target.qs)
       if (out.result.kind === 'one') return jsonResult(`One ${d.title.toLowerCase()} in structuredContent.data.`, body, ctx.rawJson)
       const { count, hasMore, plan } = out.result

@@ -31,7 +31,7 @@ export type Operation =
       /** Not charged: reads an MCP client makes while listing or completing (docs/decisions.md "MCP quota"). */
       free?: boolean
     }
-  | { kind: 'quota'; orgId?: string }
+  | { kind: 'quota'; orgId?: string; /** The raw query string: the quota endpoints take no parameters. */ query?: string }
 
 /** Rate-limit information for the answer: the REST headers, and the window for surfaces without headers. */
 export interface RateInfo {
@@ -46,7 +46,7 @@ export type Outcome =
 
 export interface Pipeline {
   /** Who is calling: a Principal, or throws ApiError (401, or 429 when the client sent too many bad credentials). */
-  authenticate(authorization: string | undefined, clientAddress: string | undefined): Promise<Principal>
+  authenticate(authorization: string | undefined, clientAddress: string | undefined, surface: Surface): Promise<Principal>
   /** Runs an operation for an authenticated principal; never throws. */
   execute(principal: Principal, operation: Operation, surface: Surface): Promise<Outcome>
 }
@@ -106,6 +106,10 @@ export function createPipeline(d: PipelineDeps): Pipeline {
       return { ok: false, error: failure(e, 'fair share') }
     }
     try {
+      if (o.query) {
+        const name = [...new URLSearchParams(o.query).keys()][0]?.slice(0, 64) ?? ''
+        throw new ApiError('unknown_parameter', `Unknown query parameter "${name}": this endpoint takes none.`, { parameter: name })
+      }
       if (o.orgId !== undefined) await checkOrgAccess(d.read, p, normalizeOrgId(o.orgId))
       const state = await d.quota.state(p)
       return { ok: true, kind: 'quota', state: state.body, rate: { headers: state.headers } }

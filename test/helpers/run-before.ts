@@ -10,7 +10,7 @@ import { compileRegistry } from '../../runtime/registry.ts'
 import { openDatabase } from '../../runtime/db/connect.ts'
 import { migrate } from '../../runtime/db/migrate.ts'
 import { withDatabase } from './test-db.ts'
-import { removeTemplateFiles, runId, SEED_SCALE, templateNames, templateRuns } from './templates.ts'
+import { alive, removeTemplateFiles, runId, SEED_SCALE, templateNames, templateRuns } from './templates.ts'
 import { dropRunDatabases } from './template-databases.ts'
 
 const run = runId()
@@ -19,7 +19,8 @@ const pg = process.env.TEST_DATABASE_URL
 const t0 = Date.now()
 
 for (const stale of templateRuns().filter((r) => !r.alive)) removeTemplateFiles(stale.run)
-if (pg) await dropRunDatabases(pg, (r) => r !== run)
+// Only runs whose runner is gone: another test run may be using the same PostgreSQL server right now.
+if (pg) await dropRunDatabases(pg, (r) => r !== run && !alive(Number(r)))
 
 const empty = templateNames(run, 'empty')
 const seeded = templateNames(run, 'seeded')

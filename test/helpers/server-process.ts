@@ -6,7 +6,7 @@ const bin = new URL('../../bin/orgscan.js', import.meta.url).pathname
 export interface ServerProcess {
   url: string
   /** The JSON line `serve --json` printed ({url, database, demoKey}). */
-  info: { url: string; demoKey: { keyId: string; secret: string } | null }
+  info: { url: string; mcpUrl: string; demoKey: { keyId: string; secret: string } | null; demoSignIn?: { email: string; password: string } | null }
   /** Exit code once exited, else null. */
   exitCode(): number | null
   /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code. */

@@ -32,7 +32,7 @@ export function basic(keyId: string, secret: string): string {
 
 export async function startTestService(
   t: Test,
-  opts: { config?: Partial<Config>; clock?: Clock; quota?: ServiceOptions['quota']; seed?: boolean; seedScale?: number; mcpExtraTools?: ServiceOptions['mcpExtraTools'] } = {},
+  opts: { config?: Partial<Config>; clock?: Clock; quota?: ServiceOptions['quota']; seed?: boolean; seedScale?: number; mcpExtraTools?: ServiceOptions['mcpExtraTools']; registry?: ServiceOptions['registry'] } = {},
 ): Promise<TestService> {
   // A copy of the run's seeded template when the test wants the default demo data, else of the empty one.
   const scale = opts.seedScale ?? SEED_SCALE
@@ -49,7 +49,7 @@ export async function startTestService(
   })
   let seed: SeedResult = db.seed ?? ({ accounts: [], orgs: [], users: [] } as unknown as SeedResult)
   const svc = await startService(config, {
-    registry,
+    registry: opts.registry ?? registry,
     prompts,
     mcpExtraTools: opts.mcpExtraTools,
     clock: opts.clock,

@@ -56,7 +56,7 @@ export function findTemplate(kind: TemplateKind, postgres: boolean): (TemplateNa
 }
 
 /** Whether a process id is alive. */
-function alive(pid: number): boolean {
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true

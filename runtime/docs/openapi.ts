@@ -1,0 +1,287 @@
+/**
+ * The OpenAPI 3.1 document of the REST API, generated from the registry, the error table and the version table, so
+ * it cannot drift from what the server does: every path with its parameters (filterable and sortable fields as
+ * enums, defaults, the clamp of `limit`), response schemas from the field declarations, the envelopes, the 429 forms
+ * and the rate-limit and version headers, both security schemes, `GET /` and the quota endpoints.
+ */
+import type { CompiledResource } from '../registry.ts'
+import { ERROR_CODES, ERROR_HELP, type ErrorCode } from '../errors.ts'
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../plan.ts'
+import { exampleFilter } from '../examples.ts'
+import { recordJsonSchema, type JsonSchema } from '../mcp/json-schema.ts'
+
+export const API_TITLE = 'orgscan — Organization Scan Data Service'
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1)
+
+const RATE_HEADERS = {
+  'X-RateLimit-Limit': { description: 'Requests allowed in the window described (the blocking one on a 429, else the one with fewer left).', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests left in that window.', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'Seconds until that window resets.', schema: { type: 'integer' } },
+  'RateLimit-Policy': { description: 'Both windows (IETF draft structured field).', schema: { type: 'string' } },
+  RateLimit: { description: 'Remaining and reset of both windows (IETF draft structured field).', schema: { type: 'string' } },
+}
+const VERSION_HEADERS = {
+  'X-Orgscan-API-Version': { description: 'The API version that handled the request.', schema: { type: 'string', const: '1' } },
+}
+
+const hdr = (name: string) => ({ $ref: `#/components/headers/${name}` })
+const RATE_REFS = Object.fromEntries(Object.keys(RATE_HEADERS).map((h) => [h, hdr(h)]))
+const VERSION_REFS = { 'X-Orgscan-API-Version': hdr('X-Orgscan-API-Version') }
+
+function errorResponse(codes: readonly ErrorCode[], extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const lines = codes.map((c) => `- \`${c}\`: ${ERROR_HELP[c].meaning}`).join('\n')
+  return { description: `${ERROR_CODES[codes[0]].title}.\n\n${lines}`, headers: { ...VERSION_REFS, ...extra }, content: { 'application/json': { schema: ref('Error') } } }
+}
+
+const FILTER_ERRORS: ErrorCode[] = ['invalid_parameter', 'unknown_parameter', 'filter_parse_error', 'unknown_filter_field', 'invalid_filter_value', 'unsupported_filter_operator', 'filter_too_complex', 'unknown_sort_field', 'unknown_field', 'invalid_id', 'query_too_expensive']
+
+/** The shared error responses (components.responses). */
+function errorResponses(): Record<string, unknown> {
+  return {
+    BadQuery: errorResponse(FILTER_ERRORS, RATE_REFS),
+    BadRequest: errorResponse(['invalid_parameter', 'unknown_parameter', 'invalid_id'], RATE_REFS),
+    Unauthorized: errorResponse(['unauthorized'], { 'WWW-Authenticate': { description: 'Basic and Bearer challenges.', schema: { type: 'string' } } }),
+    Forbidden: errorResponse(['forbidden'], RATE_REFS),
+    NotFound: errorResponse(['not_found'], RATE_REFS),
+    TooManyRequests: {
+      description:
+        'Too Many Requests, in two forms. With a body (`rate_limited`: the quota is spent; `concurrency_limited`: too many at once), ' +
+        '`Retry-After` and the rate-limit headers. Bare (no body, no rate-limit headers; `authentication_throttled` or edge shedding), with `Retry-After`.',
+      headers: { 'Retry-After': hdr('Retry-After'), ...RATE_REFS },
+      content: { 'application/json': { schema: ref('Error') } },
+    },
+    ServiceUnavailable: errorResponse(['service_unavailable'], { 'Retry-After': hdr('Retry-After') }),
+  }
+}
+
+const resp = (name: string) => ({ $ref: `#/components/responses/${name}` })
+
+/** The error responses every authenticated read can give. */
+function errors(withFilter: boolean): Record<string, unknown> {
+  return {
+    400: resp(withFilter ? 'BadQuery' : 'BadRequest'),
+    401: resp('Unauthorized'),
+    403: resp('Forbidden'),
+    404: resp('NotFound'),
+    429: resp('TooManyRequests'),
+    503: resp('ServiceUnavailable'),
+  }
+}
+
+function param(name: string, where: 'path' | 'query', schema: JsonSchema, description: string, required = where === 'path', extra: Record<string, unknown> = {}) {
+  return { name, in: where, required, description, schema, ...extra }
+}
+
+const ORG_ID_PARAM = param('orgId', 'path', { type: 'string', pattern: '^[A-Za-z0-9]{15}([A-Za-z0-9]{3})?$' }, "The org's 15- or 18-character id (both address the same org).")
+
+function pathOf(c: CompiledResource, op: 'list' | 'get'): string {
+  const base = c.decl.scope === 'org' ? `/v1/orgs/{orgId}/${c.decl.path}` : `/v1/${c.decl.path}`
+  return op === 'get' && c.decl.kind !== 'singleton' ? `${base}/{${c.decl.id!.param}}` : base
+}
+
+function listParams(c: CompiledResource): unknown[] {
+  const d = c.decl
+  const ps: unknown[] = []
+  if (d.scope === 'org') ps.push(ORG_ID_PARAM)
+  if (d.parent) ps.push(param(d.parent.param, 'path', { type: 'integer' }, `Id of the parent ${d.parent.resource} record.`))
+  if (!d.unpaged) {
+    ps.push(param('limit', 'query', { type: 'integer', minimum: 1, default: DEFAULT_LIMIT }, `Records per page (default ${DEFAULT_LIMIT}). Values above ${MAX_LIMIT} are served with ${MAX_LIMIT}: \`meta.limit\` is ${MAX_LIMIT} and \`meta.requestedLimit\` the value asked for.`, false))
+    ps.push(param('offset', 'query', { type: 'integer', minimum: 0, default: 0 }, 'Records to skip; `links.next` gives the next page.', false))
+  }
+  if (d.filterable?.length) {
+    const ex = exampleFilter(c)
+    ps.push(param('filter', 'query', { type: 'string', maxLength: 4096 }, `RQL filter (docs/rql.md) on: ${d.filterable.join(', ')}.${d.defaultFilter ? ` Default: \`${d.defaultFilter}\`; a supplied filter replaces it, an empty one means none.` : ''}`, false, {
+      'x-filterable-fields': [...d.filterable],
+      ...(ex ? { example: ex } : {}),
+    }))
+  }
+  if (d.sortable?.length) {
+    ps.push(param('sort', 'query', { type: 'array', items: { type: 'string', enum: d.sortable.flatMap((f) => [f, `-${f}`]) }, uniqueItems: true }, `Comma-separated sort keys, \`-\` for descending.${d.defaultSort ? ` Default: \`${d.defaultSort}\`.` : ''} Ties end with the record id ascending.`, false, { style: 'form', explode: false }))
+  }
+  if (d.sparseFields) {
+    ps.push(param('fields', 'query', { type: 'array', items: { type: 'string', enum: [...c.listFieldNames] }, uniqueItems: true }, 'Comma-separated fields to return (default all), in declaration order.', false, { style: 'form', explode: false }))
+  }
+  for (const p of d.extraParams ?? []) ps.push(param(p.name, 'query', { type: 'array', items: { type: 'string' } }, `${p.description} Repeatable.`, false, { style: 'form', explode: true }))
+  return ps
+}
+
+function getParams(c: CompiledResource): unknown[] {
+  const d = c.decl
+  const ps: unknown[] = []
+  if (d.scope === 'org' || d.id?.param === 'orgId') ps.push(ORG_ID_PARAM)
+  if (d.id && d.kind !== 'singleton' && d.id.param !== 'orgId') {
+    const schema: JsonSchema = d.id.encoding === 'int' ? { type: 'integer' } : { type: 'string' }
+    const how = d.id.encoding === 'base64url' ? ` (the ${d.id.field} encoded with Base64URL)` : ''
+    ps.push(param(d.id.param, 'path', schema, `The record's ${d.id.field}${how}.`))
+  }
+  for (const p of d.extraParams ?? []) ps.push(param(p.name, 'query', { type: 'array', items: { type: 'string' } }, `${p.description} Repeatable.`, false, { style: 'form', explode: true }))
+  return ps
+}
+
+/** The OpenAPI document; `serverUrl` is where the reference page points "try it". */
+export function buildOpenApi(resources: readonly CompiledResource[], serverUrl = '/'): Record<string, unknown> {
+  const schemas: Record<string, unknown> = {
+    Error: {
+      type: 'object',
+      required: ['error'],
+      properties: {
+        error: {
+          type: 'object',
+          required: ['status', 'title', 'detail', 'code'],
+          properties: {
+            status: { type: 'integer' },
+            title: { type: 'string' },
+            detail: { type: 'string' },
+            code: { type: 'string', enum: Object.keys(ERROR_CODES) },
+            parameter: { type: 'string', description: 'The parameter at fault.' },
+            offset: { type: 'integer', description: 'Position in the filter (RQL parse errors).' },
+            field: { type: 'string' },
+            allowed: { type: 'array', items: { type: 'string' } },
+            scope: { type: 'string' },
+          },
+        },
+      },
+    },
+    ListMeta: {
+      type: 'object',
+      required: ['count', 'hasMore'],
+      properties: {
+        count: { type: 'integer', description: 'Records in this page.' },
+        hasMore: { type: 'boolean', description: 'Whether another page follows.' },
+        limit: { type: 'integer' },
+        offset: { type: 'integer' },
+        requestedLimit: { type: 'integer', description: 'Present when the limit asked for was clamped.' },
+      },
+    },
+    Links: {
+      type: 'object',
+      required: ['self'],
+      properties: { self: { type: 'string' }, next: { type: 'string' }, prev: { type: 'string' } },
+      description: 'Relative links to this page and its neighbours.',
+    },
+    QuotaWindow: {
+      type: 'object',
+      properties: { limit: { type: 'integer' }, used: { type: 'integer' }, remaining: { type: 'integer' }, resetAt: { type: 'string', format: 'date-time' } },
+    },
+    Quota: {
+      type: 'object',
+      properties: { data: { type: 'object', properties: { rateLimit: { type: 'object', properties: { daily: ref('QuotaWindow'), monthly: ref('QuotaWindow') } } } } },
+    },
+    Versions: {
+      type: 'object',
+      required: ['versions'],
+      properties: { versions: { type: 'array', items: { type: 'object', required: ['name', 'status'], properties: { name: { type: 'string' }, status: { enum: ['current', 'deprecated'] }, sunsetDate: { type: 'string', format: 'date' } } } } },
+    },
+  }
+  const paths: Record<string, Record<string, unknown>> = {}
+  const tags: unknown[] = []
+  for (const c of resources) {
+    const d = c.decl
+    const name = pascal(c.name)
+    const all = [...c.fields.keys()]
+    schemas[name] = { ...recordJsonSchema(all, c.fields, true), title: d.title, description: d.description }
+    const listRecord = c.listFieldNames.length === all.length && !d.sparseFields ? ref(name) : recordJsonSchema(c.listFieldNames, c.fields, !d.sparseFields)
+    tags.push({ name: d.title, description: d.description })
+    if (d.operations.list) {
+      const p = pathOf(c, 'list')
+      paths[p] = {
+        ...paths[p],
+        get: {
+          operationId: d.mcp.list!.replace(/_([a-z])/g, (_m, ch: string) => ch.toUpperCase()),
+          summary: d.mcp.listTitle,
+          description: d.description,
+          tags: [d.title],
+          parameters: listParams(c),
+          responses: {
+            200: {
+              description: d.unpaged ? 'Every record, in one page.' : 'A page of records.',
+              headers: { ...VERSION_REFS, ...RATE_REFS },
+              content: { 'application/json': { schema: { type: 'object', required: ['data', 'meta', 'links'], properties: { data: { type: 'array', items: listRecord }, meta: ref('ListMeta'), links: ref('Links') } } } },
+            },
+            ...errors(!!(d.filterable?.length || d.sortable?.length || d.sparseFields)),
+          },
+        },
+      }
+    }
+    if (d.operations.get) {
+      const p = pathOf(c, 'get')
+      paths[p] = {
+        ...paths[p],
+        get: {
+          operationId: d.mcp.get!.replace(/_([a-z])/g, (_m, ch: string) => ch.toUpperCase()),
+          summary: d.mcp.getTitle,
+          description: d.description,
+          tags: [d.title],
+          parameters: getParams(c),
+          responses: {
+            200: { description: 'The record.', headers: { ...VERSION_REFS, ...RATE_REFS }, content: { 'application/json': { schema: { type: 'object', required: ['data'], properties: { data: ref(name) } } } } },
+            ...errors(false),
+          },
+        },
+      }
+    }
+  }
+  const quota = (withOrg: boolean) => ({
+    get: {
+      operationId: withOrg ? 'getOrgQuota' : 'getAccountQuota',
+      summary: 'Get account quota',
+      description: "Both windows of the account's quota. Free: consumes nothing." + (withOrg ? ' Checks access to the org.' : ''),
+      tags: ['Quota'],
+      parameters: withOrg ? [ORG_ID_PARAM] : [],
+      responses: { 200: { description: 'The quota.', headers: VERSION_REFS, content: { 'application/json': { schema: ref('Quota') } } }, ...errors(false) },
+    },
+  })
+  paths['/v1/account/quota'] = quota(false)
+  paths['/v1/orgs/{orgId}/quota'] = quota(true)
+  paths['/'] = {
+    get: {
+      operationId: 'listVersions',
+      summary: 'List API versions',
+      description: 'The version table: each version, its status and, when deprecated, its sunset date. Unauthenticated.',
+      tags: ['Service'],
+      security: [],
+      responses: { 200: { description: 'The versions.', content: { 'application/json': { schema: ref('Versions') } } } },
+    },
+  }
+  paths['/v1/openapi.json'] = {
+    get: {
+      operationId: 'getOpenApi',
+      summary: 'Get this document',
+      description: 'This OpenAPI document. Unauthenticated, free.',
+      tags: ['Service'],
+      security: [],
+      responses: { 200: { description: 'OpenAPI 3.1.', content: { 'application/json': { schema: { type: 'object' } } } } },
+    },
+  }
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: {
+      title: API_TITLE,
+      version: '1.0.0',
+      summary: 'Read-only access to what scans of CRM-platform orgs found.',
+      description:
+        'Every request but `GET /` and this document is authenticated (an API key with HTTP Basic, or a user OAuth access token with `Bearer`) and counted on the account quota, reads of the quota excepted. Lists take `limit`, `offset`, `filter` (RQL) and `sort` where declared.',
+    },
+    servers: [{ url: serverUrl }],
+    security: [{ apiKey: [] }, { oauth: ['mcp:read'] }],
+    tags: [...tags, { name: 'Quota', description: "The account's quota." }, { name: 'Service', description: 'Discovery.' }],
+    paths,
+    components: {
+      schemas,
+      responses: errorResponses(),
+      headers: { ...RATE_HEADERS, ...VERSION_HEADERS, 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'basic', description: 'An API key: the key id as user name, the secret as password.' },
+        oauth: {
+          type: 'oauth2',
+          description: 'A user OAuth 2.0 access token (authorization code with PKCE S256); the token sees only the orgs granted to the user.',
+          flows: { authorizationCode: { authorizationUrl: '/oauth/authorize', tokenUrl: '/oauth/token', refreshUrl: '/oauth/token', scopes: { 'mcp:read': 'Read scan data', 'mcp:write': 'Change data (no endpoint needs it yet)' } } },
+        },
+      },
+    },
+  }
+}
+

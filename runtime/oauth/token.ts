@@ -1,0 +1,185 @@
+/**
+ * `/oauth/token` and `/oauth/revoke`.
+ *
+ * Client authentication: a client with a secret authenticates with HTTP Basic (`client_secret_basic`) or
+ * `client_secret_post`; a public client sends its `client_id` and proves possession with PKCE.
+ *
+ * Grants:
+ * - `authorization_code`: the code once, within its lifetime, by the client it was issued to, with the same
+ *   `redirect_uri`, the PKCE verifier of its challenge and (when sent) the same `resource`. A code presented twice
+ *   revokes what was issued from it.
+ * - `refresh_token`: rotated at every use; a rotated token presented again revokes its whole family. Not subject to
+ *   PKCE.
+ * - token exchange (RFC 8693), for confidential clients an administrator allowed it: an access token of this
+ *   service, or an ID token of the upstream provider, becomes an access token of the exchanging client for the same
+ *   user. Not subject to PKCE; no refresh token.
+ * Enhanced MCP Security: when the user's account has it on, only clients issued for that account get tokens; any
+ * other client — registered automatically or issued elsewhere — fails with 400 `access_denied`. A client issued for
+ * one account never gets tokens for another account's users.
+ */
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { findClient, secretMatches, type OAuthClient } from './clients.ts'
+import { requestedScopes, resolveResource, type OAuthContext } from './context.ts'
+import { s256, safeEqual } from './crypto.ts'
+import { OAuthError, readForm, sendJson, sendOAuthError } from './http-util.ts'
+
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange'
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
+const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token'
+const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
+
+function basicCredentials(header: string | undefined): { id: string; secret: string } | undefined {
+  if (!header || !/^basic /i.test(header)) return undefined
+  const text = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8')
+  const colon = text.indexOf(':')
+  if (colon < 0) return undefined
+  try {
+    return { id: decodeURIComponent(text.slice(0, colon)), secret: decodeURIComponent(text.slice(colon + 1)) }
+  } catch {
+    return undefined
+  }
+}
+
+export function tokenHandlers(o: OAuthContext): { token: Handler; revoke: Handler } {
+  const invalidClient = () => new OAuthError(401, 'invalid_client', 'Client authentication failed.', { 'WWW-Authenticate': 'Basic realm="orgscan"' })
+
+  /** The calling client, authenticated as its kind requires. */
+  async function authenticateClient(req: IncomingMessage, form: Map<string, string>): Promise<OAuthClient> {
+    const basic = basicCredentials(req.headers.authorization)
+    const id = basic?.id ?? form.get('client_id')
+    const secret = basic?.secret ?? form.get('client_secret')
+    if (basic && form.has('client_id') && form.get('client_id') !== basic.id) throw invalidClient()
+    if (!id) throw new OAuthError(400, 'invalid_request', 'client_id is required.')
+    const client = await findClient(o.sql, id)
+    if (!client || client.revoked) throw invalidClient()
+    if (client.confidential) {
+      if (secret === undefined || !secretMatches(o.pepper, client, secret)) throw invalidClient()
+    } else if (secret !== undefined) {
+      throw invalidClient()
+    }
+    return client
+  }
+
+  /** Enhanced MCP Security and account binding, for every grant. */
+  async function checkClientForUser(client: OAuthClient, userId: string): Promise<void> {
+    const [u] = await o.sql`SELECT u.account_id::text AS account_id, a.enhanced_mcp_security AS ems FROM users u JOIN accounts a ON a.id = u.account_id WHERE u.id = ${userId}::bigint`
+    if (!u) throw new OAuthError(400, 'invalid_grant', 'The user no longer exists.')
+    if (client.accountId !== null && client.accountId !== u.account_id) throw new OAuthError(400, 'access_denied', 'This client was not issued for the user\'s account.')
+    if (u.ems && client.accountId === null) {
+      throw new OAuthError(400, 'access_denied', 'The account requires Enhanced MCP Security: only clients its administrator issued are accepted.')
+    }
+  }
+
+  async function tokens(client: OAuthClient, g: { userId: string; scopes: readonly string[]; resource: string; family: string; refresh: boolean }) {
+    const access = await o.tokens.issue({ userId: g.userId, clientId: client.clientId, scopes: g.scopes, resource: g.resource, family: g.family })
+    const body: Record<string, unknown> = { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, scope: g.scopes.join(' ') }
+    if (g.refresh) body.refresh_token = await o.grants.issueRefresh({ family: g.family, clientId: client.clientId, userId: g.userId, scopes: g.scopes, resource: g.resource, now: o.clock() })
+    return body
+  }
+
+  async function authorizationCode(client: OAuthClient, form: Map<string, string>) {
+    const code = await o.grants.takeCode(form.get('code') ?? '', o.clock())
+    if (!code.ok) throw new OAuthError(400, 'invalid_grant', code.reused ? 'The code was already used; what it issued is revoked.' : 'Unknown code.')
+    if (code.expired) throw new OAuthError(400, 'invalid_grant', 'The code has expired.')
+    if (code.clientId !== client.clientId) throw new OAuthError(400, 'invalid_grant', 'The code was issued to another client.')
+    if (form.get('redirect_uri') !== code.redirectUri) throw new OAuthError(400, 'invalid_grant', 'redirect_uri does not match the authorization request.')
+    const verifier = form.get('code_verifier') ?? ''
+    if (!VERIFIER.test(verifier) || !safeEqual(s256(verifier), code.codeChallenge)) throw new OAuthError(400, 'invalid_grant', 'The PKCE code_verifier does not match.')
+    if (form.has('resource') && resolveResource(form.get('resource'), o.urls()) !== code.resource) throw new OAuthError(400, 'invalid_target', 'resource differs from the authorization request.')
+    await checkClientForUser(client, code.userId)
+    return tokens(client, { userId: code.userId, scopes: code.scopes, resource: code.resource, family: code.family, refresh: true })
+  }
+
+  async function refresh(client: OAuthClient, form: Map<string, string>) {
+    const t = await o.grants.takeRefresh(form.get('refresh_token') ?? '', o.clock())
+    if (!t.ok) {
+      if (t.reused) o.onRevoke()
+      throw new OAuthError(400, 'invalid_grant', t.reused ? 'The refresh token was already used; every token of this sign-in is revoked.' : 'Unknown, expired or revoked refresh token.')
+    }
+    if (t.clientId !== client.clientId) {
+      await o.grants.revokeFamily(t.family, o.clock())
+      throw new OAuthError(400, 'invalid_grant', 'The refresh token was issued to another client.')
+    }
+    let scopes = t.scopes
+    if (form.has('scope')) {
+      const asked = requestedScopes(form.get('scope'), t.scopes)
+      if ('invalid' in asked) throw new OAuthError(400, 'invalid_scope', asked.invalid)
+      scopes = asked.scopes
+    }
+    await checkClientForUser(client, t.userId)
+    return tokens(client, { userId: t.userId, scopes, resource: t.resource, family: t.family, refresh: true })
+  }
+
+  async function exchange(client: OAuthClient, form: Map<string, string>) {
+    if (!client.confidential || !client.tokenExchange) throw new OAuthError(400, 'unauthorized_client', 'This client may not exchange tokens.')
+    const subject = form.get('subject_token') ?? ''
+    const type = form.get('subject_token_type')
+    let userId: string | undefined
+    if (type === ACCESS_TOKEN_TYPE) {
+      const urls = o.urls()
+      const claims = await o.tokens.claims(subject, urls.mcpResource).catch(() => o.tokens.claims(subject, urls.restResource)).catch(() => undefined)
+      const principal = claims && (await o.tokens.authenticate(subject, claims.aud === urls.mcpResource ? urls.mcpResource : urls.restResource).catch(() => undefined))
+      userId = principal?.userId ?? undefined
+    } else if (type === ID_TOKEN_TYPE) {
+      if (!o.upstream) throw new OAuthError(400, 'invalid_request', 'No identity provider is configured for ID tokens.')
+      const who = await o.upstream.verifyIdToken(subject).catch(() => undefined)
+      const [u] = who ? await o.sql`SELECT id::text AS id FROM users WHERE lower(email) = lower(${who.email})` : []
+      userId = u?.id as string | undefined
+    } else {
+      throw new OAuthError(400, 'invalid_request', `subject_token_type must be ${ACCESS_TOKEN_TYPE} or ${ID_TOKEN_TYPE}.`)
+    }
+    if (!userId) throw new OAuthError(400, 'invalid_grant', 'The subject token is invalid, expired, revoked or names no user.')
+    const resource = resolveResource(form.get('resource') ?? form.get('audience'), o.urls())
+    if (!resource) throw new OAuthError(400, 'invalid_target', 'Unknown resource.')
+    const asked = requestedScopes(form.get('scope'), client.scopes)
+    if ('invalid' in asked) throw new OAuthError(400, 'invalid_scope', asked.invalid)
+    await checkClientForUser(client, userId)
+    const body = await tokens(client, { userId, scopes: asked.scopes, resource, family: randomUUID(), refresh: false })
+    return { ...body, issued_token_type: ACCESS_TOKEN_TYPE }
+  }
+
+  return {
+    async token(req, res) {
+      try {
+        const form = await readForm(req)
+        const client = await authenticateClient(req, form)
+        const grant = form.get('grant_type')
+        const body =
+          grant === 'authorization_code' ? await authorizationCode(client, form)
+          : grant === 'refresh_token' ? await refresh(client, form)
+          : grant === TOKEN_EXCHANGE ? await exchange(client, form)
+          : undefined
+        if (!body) throw new OAuthError(400, 'unsupported_grant_type', 'grant_type must be authorization_code, refresh_token or token exchange.')
+        sendJson(res, 200, body)
+      } catch (e) {
+        if (!(e instanceof OAuthError)) throw e
+        sendOAuthError(res, e)
+      }
+    },
+
+    /** RFC 7009: always 200 for a token that is unknown or not the caller's (nothing is revealed). */
+    async revoke(req, res) {
+      try {
+        const form = await readForm(req)
+        const client = await authenticateClient(req, form)
+        const token = form.get('token') ?? ''
+        const family = await o.grants.refreshFamily(token)
+        if (family && family.clientId === client.clientId) await o.grants.revokeFamily(family.family, o.clock())
+        if (!family && token.includes('.')) {
+          const urls = o.urls()
+          const claims = await o.tokens.claims(token, urls.mcpResource).catch(() => o.tokens.claims(token, urls.restResource)).catch(() => undefined)
+          if (claims && claims.client_id === client.clientId) await o.grants.revokeAccessToken(claims.jti, (claims.exp ?? 0) * 1000)
+        }
+        o.onRevoke()
+        res.writeHead(200, { 'Cache-Control': 'no-store', 'Content-Length': '0' })
+        res.end()
+      } catch (e) {
+        if (!(e instanceof OAuthError)) throw e
+        sendOAuthError(res, e)
+      }
+    },
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * The typed client (`orgscan/client`) against the real service: lists, every page through `all()`, single records
+ * (Base64URL ids encoded for the caller), singletons, typed errors with the envelope's code, user tokens; and its
+ * backoff on both 429 forms against a small server that answers 429 first (with and without Retry-After).
+ */
+import t from 'tap'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { OrgscanClient, OrgscanError } from '../client/index.ts'
+import { startTestService } from './helpers/service.ts'
+import { createKey } from '../runtime/admin.ts'
+
+const ts = await startTestService(t)
+const org = ts.seed.orgs.find((o) => o.large)!
+const key = await createKey(ts.svc.db.sql, ts.svc.pepper, org.accountId)
+const orgscan = new OrgscanClient({ baseUrl: ts.url, apiKey: { keyId: key.keyId, secret: key.secret } })
+const orgId = org.salesforceId
+
+/** The error a promise rejects with (or undefined). */
+async function caught(p: Promise<unknown>): Promise<OrgscanError | undefined> {
+  try {
+    await p
+    return undefined
+  } catch (e) {
+    return e as OrgscanError
+  }
+}
+
+t.test('lists, pages, records, singletons', async (t) => {
+  const orgs = await orgscan.list('orgs')
+  t.ok(orgs.data.some((o) => o.salesforceId === orgId))
+  const page = await orgscan.list('fields', { orgId, limit: 3, sort: '-id' })
+  t.equal(page.data.length, 3)
+  const rest = await ts.get(`/v1/orgs/${orgId}/fields?limit=3&sort=-id`, `Basic ${Buffer.from(`${key.keyId}:${key.secret}`).toString('base64')}`)
+  t.same(page, rest.body, 'the same body as REST')
+  let n = 0
+  const ids = new Set<number>()
+  for await (const f of orgscan.all('objects', { orgId, limit: 7 })) {
+    n++
+    ids.add(f.id)
+  }
+  const total = (await orgscan.list('objects', { orgId, limit: 200 })).data.length
+  t.equal(n, total, 'all() walks every page')
+  t.equal(ids.size, n, 'no record twice')
+  const field = await orgscan.get('fields', { orgId, id: page.data[0].id })
+  t.equal(field.id, page.data[0].id)
+  const issue = (await orgscan.list('issues', { orgId, limit: 1 })).data[0]
+  const rec = await orgscan.get('recommendations', { orgId, id: issue.issueKey! })
+  t.equal(rec.issueKey, issue.issueKey, 'a Base64URL id is encoded by the client')
+  const cloud = await orgscan.get('cloudUsage', { orgId })
+  t.ok(cloud, 'a singleton')
+  const nested = await orgscan.list('objectFields', { orgId, objectId: (await orgscan.list('objects', { orgId, limit: 1 })).data[0].id, limit: 2 })
+  t.ok(Array.isArray(nested.data), 'a nested list')
+})
+
+t.test('typed errors', async (t) => {
+  const parse = await caught(orgscan.list('fields', { orgId, filter: 'eq(' }))
+  t.ok(parse instanceof OrgscanError)
+  t.match(parse, { status: 400, code: 'filter_parse_error' })
+  t.match(await caught(orgscan.get('fields', { orgId, id: 999_999_999 })), { status: 404, code: 'not_found' })
+  const bad = new OrgscanClient({ baseUrl: ts.url, apiKey: { keyId: key.keyId, secret: 'x'.repeat(43) } })
+  t.match(await caught(bad.list('orgs')), { status: 401, code: 'unauthorized' })
+})
+
+t.test('backoff on both 429 forms', async (t) => {
+  let calls = 0
+  const mode: { kind: 'retry-after' | 'bare' | 'always' } = { kind: 'retry-after' }
+  const server = createServer((_req, res) => {
+    calls++
+    if (mode.kind === 'always' || calls <= 2) {
+      if (mode.kind === 'bare') {
+        res.writeHead(429, { 'content-length': '0' })
+        return res.end()
+      }
+      const body = JSON.stringify({ error: { status: 429, title: 'Too Many Requests', detail: 'Slow down.', code: 'rate_limited' } })
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': mode.kind === 'always' ? '30' : '1', 'content-length': Buffer.byteLength(body) })
+      return res.end(body)
+    }
+    const body = JSON.stringify({ data: [], meta: { count: 0, hasMore: false }, links: { self: '/v1/orgs' } })
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+    res.end(body)
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  t.teardown(() => server.close())
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const client = new OrgscanClient({ baseUrl: base, apiKey: { keyId: 'k', secret: 's' }, baseDelayMs: 20, maxWaitMs: 5_000 })
+  let t0 = Date.now()
+  t.equal((await client.list('orgs')).meta.count, 0)
+  t.equal(calls, 3, 'two 429s with Retry-After, then the answer')
+  t.ok(Date.now() - t0 >= 1900, 'Retry-After is honoured')
+  calls = 0
+  mode.kind = 'bare'
+  t0 = Date.now()
+  await client.list('orgs')
+  t.equal(calls, 3, 'bare 429s (no Retry-After) are retried with backoff')
+  t.ok(Date.now() - t0 < 1000, 'short exponential delays')
+  calls = 0
+  mode.kind = 'always'
+  t.match(await caught(client.list('orgs')), { status: 429, code: 'rate_limited', retryAfterSeconds: 30 }, 'gives up when the wait would pass maxWaitMs')
+  t.equal(calls, 1, 'without waiting 30 s')
+})

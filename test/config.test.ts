@@ -1,0 +1,39 @@
+/** Configuration: every problem is reported at once, cross-field and version-table problems included. */
+import t from 'tap'
+import { ConfigError, loadConfig } from '../runtime/config.ts'
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env)
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e
+    return e.message.split('\n').slice(1).map((l) => l.trim())
+  }
+  return []
+}
+
+t.test('defaults load', async (t) => {
+  const c = loadConfig({})
+  t.equal(c.port, 3000)
+  t.same(c.versions, [{ name: 'v1', status: 'current' }])
+  t.equal(c.tls, undefined)
+})
+
+t.test('every problem at once', async (t) => {
+  const p = problems({
+    PORT: 'eighty',
+    ORGSCAN_POOL_SIZE: '0',
+    ORGSCAN_VERSIONS: '[{"name":"v1","status":"deprecated"}]',
+    ORGSCAN_MCP_VERSIONS: 'not json',
+    ORGSCAN_OIDC_ISSUER: 'https://idp.example',
+    TLS_KEY: '/nonexistent/key.pem',
+  })
+  t.equal(p.length, 7, p.join(' | '))
+  t.match(p.join('\n'), /PORT: must be a whole number/)
+  t.match(p.join('\n'), /ORGSCAN_POOL_SIZE/)
+  t.match(p.join('\n'), /ORGSCAN_VERSIONS: Version v1 is deprecated but has no sunsetDate/, 'a deprecated version without sunsetDate, among others')
+  t.match(p.join('\n'), /ORGSCAN_MCP_VERSIONS: must be JSON/)
+  t.match(p.join('\n'), /ORGSCAN_OIDC_ISSUER, ORGSCAN_OIDC_CLIENT_ID and ORGSCAN_OIDC_CLIENT_SECRET go together/)
+  t.match(p.join('\n'), /TLS_CERT and TLS_KEY go together/)
+  t.match(p.join('\n'), /TLS_KEY: cannot read \/nonexistent\/key\.pem \(ENOENT\)/)
+})

@@ -1,0 +1,100 @@
+/**
+ * The generated references cannot drift: the committed docs equal what `orgscan docs` generates now; the OpenAPI
+ * document is valid OpenAPI 3.1 (an independent validator); it is served at GET /v1/openapi.json (unauthenticated,
+ * free); and real responses of every list and get endpoint, and of the error paths, match the response schema of
+ * their path and status (ajv), so the document and the server cannot disagree.
+ */
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { Validator } from '@seriousme/openapi-schema-validator'
+import Ajv2020Module from 'ajv/dist/2020.js'
+import { prompts, registry } from '../resources/index.ts'
+import { compileRegistry } from '../runtime/registry.ts'
+import { generateDocs } from '../runtime/docs/generate.ts'
+import { buildOpenApi } from '../runtime/docs/openapi.ts'
+import { startTestService } from './helpers/service.ts'
+
+const resources = compileRegistry(registry)
+const root = new URL('../', import.meta.url)
+
+t.test('the committed references equal the generator\'s output (run `npm run docs` after changing a declaration)', async (t) => {
+  for (const [rel, text] of generateDocs(resources, prompts)) {
+    let committed = ''
+    try {
+      committed = readFileSync(new URL(rel, root), 'utf8')
+    } catch {
+      committed = '(missing)'
+    }
+    t.ok(committed === text, `${rel} is up to date`)
+  }
+})
+
+t.test('the OpenAPI document is valid OpenAPI 3.1', async (t) => {
+  const validator = new Validator()
+  const result = await validator.validate(buildOpenApi(resources))
+  t.same(result.errors ?? [], [], 'no validation errors')
+  t.equal(result.valid, true)
+  t.equal(validator.version, '3.1')
+})
+
+const ts = await startTestService(t)
+const org = ts.seed.orgs.find((o) => o.large)!
+const auth = await ts.keyHeader(org.accountId)
+
+t.test('GET /v1/openapi.json: unauthenticated, free, the generated document', async (t) => {
+  const before = (await ts.get('/v1/account/quota', auth)).body.data.rateLimit.daily.remaining
+  const r = await ts.get('/v1/openapi.json')
+  t.equal(r.status, 200)
+  t.equal(r.headers.get('x-orgscan-api-version'), '1')
+  t.equal(r.headers.get('x-ratelimit-limit'), null, 'not counted: no rate-limit headers')
+  t.same(r.body, buildOpenApi(resources))
+  t.equal((await ts.get('/v1/account/quota', auth)).body.data.rateLimit.daily.remaining, before, 'consumes nothing')
+  t.equal((await ts.get('/v1/openapi.json?x=1')).status, 400, 'no parameters')
+})
+
+t.test('real responses match the document\'s schemas', async (t) => {
+  const doc = buildOpenApi(resources) as { paths: Record<string, { get: { responses: Record<string, any> } }>; components: { responses: Record<string, any> } }
+  const Ajv2020 = (Ajv2020Module as unknown as { default: typeof Ajv2020Module }).default ?? Ajv2020Module
+  const ajv = new (Ajv2020 as any)({ strict: false, validateFormats: false, allErrors: true })
+  ajv.addSchema(doc, 'openapi')
+  const pointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1')
+  /** The validator of a path's response to `status`, following a shared response's $ref. */
+  const validatorFor = (path: string, status: number) => {
+    const r = doc.paths[path].get.responses[String(status)]
+    const at = r.$ref ? `#/components/responses/${r.$ref.split('/').pop()}` : `#/paths/${pointer(path)}/get/responses/${status}`
+    return ajv.getSchema(`openapi${at}/content/application~1json/schema`)!
+  }
+  const check = async (template: string, url: string, expect: number) => {
+    const r = await ts.get(url, auth)
+    t.equal(r.status, expect, `${url} → ${expect}`)
+    const validate = validatorFor(template, r.status)
+    if (!validate(r.body)) t.fail(`${url}: ${ajv.errorsText(validate.errors)}`)
+    else t.pass(`${url} matches ${template} ${r.status}`)
+    return r.body
+  }
+  for (const c of resources) {
+    const d = c.decl
+    const base = d.scope === 'org' ? `/v1/orgs/${org.salesforceId}/${d.path}` : `/v1/${d.path}`
+    const template = d.scope === 'org' ? `/v1/orgs/{orgId}/${d.path}` : `/v1/${d.path}`
+    let concrete = base
+    if (d.parent) {
+      const parentList = await ts.get(`/v1/orgs/${org.salesforceId}/${resources.find((x) => x.name === d.parent!.resource)!.decl.path}?limit=1`, auth)
+      concrete = base.replace(`{${d.parent.param}}`, String(parentList.body.data[0].id))
+    }
+    if (d.operations.list) {
+      const body = await check(template, d.unpaged ? concrete : `${concrete}?limit=2`, 200)
+      if (d.operations.get && d.kind !== 'singleton' && body.data.length) {
+        const raw = String(body.data[0][d.id!.field])
+        const id = d.id!.encoding === 'base64url' ? Buffer.from(raw).toString('base64url') : raw
+        await check(`${template}/{${d.id!.param}}`, `${concrete}/${encodeURIComponent(id)}`, 200)
+      }
+      if (d.filterable?.length) await check(template, `${concrete}?filter=eq(`, 400)
+    } else if (d.operations.get) {
+      await check(template, concrete, 200)
+    }
+  }
+  t.notOk(validatorFor('/v1/orgs/{orgId}/fields', 200)({ data: [{ bogus: 1 }], meta: { count: 1, hasMore: false }, links: { self: '/' } }), 'a record the document does not describe is rejected')
+  t.notOk(validatorFor('/v1/orgs/{orgId}/fields', 400)({ error: { status: 400, title: 'Bad Request', detail: 'x', code: 'no_such_code' } }), 'so is an unknown error code')
+  await check('/v1/orgs/{orgId}/fields', '/v1/orgs/00D000000000000AAA/fields', 404)
+  await check('/v1/account/quota', '/v1/account/quota', 200)
+})
