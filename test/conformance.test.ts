@@ -7,9 +7,22 @@ import { registry } from '../resources/index.ts'
 import { compileRegistry } from '../runtime/registry.ts'
 import { startTestService, createUser, grantOrgAccess } from './helpers/service.ts'
 import { isSorted, literal, parseSortString } from './helpers/records.ts'
+import { openApiChecker } from './helpers/openapi-check.ts'
 
 const resources = compileRegistry(registry)
 const ts = await startTestService(t)
+// Every answer this suite receives is also checked against the OpenAPI document's schema of its path and status.
+const schema = openApiChecker()
+const schemaProblems: string[] = []
+const plainGet = ts.get.bind(ts)
+ts.get = async (path, auth, init) => {
+  const r = await plainGet(path, auth, init)
+  if ((init?.method ?? 'GET') === 'GET' && r.headers.get('content-type')?.startsWith('application/json')) {
+    const problem = schema.problem(path, r.status, r.body)
+    if (problem) schemaProblems.push(problem)
+  }
+  return r
+}
 const main = ts.seed.orgs.find((o) => o.large)!
 const other = ts.seed.accounts.find((a) => a.id !== main.accountId)!
 const auth = await ts.keyHeader(main.accountId)
@@ -233,4 +246,9 @@ t.test('an org without scans (§4.2 issues: 404 when the org has no scans)', asy
   const summary = await ts.get(`/v1/orgs/${empty.salesforceId}`, acctAuth)
   t.equal(summary.status, 200, 'the org itself is visible')
   t.equal(summary.body.data.latestScanId, null)
+})
+
+t.test('every answer of this suite matched the OpenAPI schema of its path and status (docs/openapi.json)', async (t) => {
+  t.ok(schema.checked > 500, `${schema.checked} answers checked`)
+  t.same(schemaProblems.slice(0, 20), [], 'no answer disagrees with the document')
 })

@@ -7,12 +7,12 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { Validator } from '@seriousme/openapi-schema-validator'
-import Ajv2020Module from 'ajv/dist/2020.js'
 import { prompts, registry } from '../resources/index.ts'
 import { compileRegistry } from '../runtime/registry.ts'
 import { generateDocs } from '../runtime/docs/generate.ts'
 import { buildOpenApi } from '../runtime/docs/openapi.ts'
 import { startTestService } from './helpers/service.ts'
+import { openApiChecker } from './helpers/openapi-check.ts'
 
 const resources = compileRegistry(registry)
 const root = new URL('../', import.meta.url)
@@ -53,23 +53,12 @@ t.test('GET /v1/openapi.json: unauthenticated, free, the generated document', as
 })
 
 t.test('real responses match the document\'s schemas', async (t) => {
-  const doc = buildOpenApi(resources) as { paths: Record<string, { get: { responses: Record<string, any> } }>; components: { responses: Record<string, any> } }
-  const Ajv2020 = (Ajv2020Module as unknown as { default: typeof Ajv2020Module }).default ?? Ajv2020Module
-  const ajv = new (Ajv2020 as any)({ strict: false, validateFormats: false, allErrors: true })
-  ajv.addSchema(doc, 'openapi')
-  const pointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1')
-  /** The validator of a path's response to `status`, following a shared response's $ref. */
-  const validatorFor = (path: string, status: number) => {
-    const r = doc.paths[path].get.responses[String(status)]
-    const at = r.$ref ? `#/components/responses/${r.$ref.split('/').pop()}` : `#/paths/${pointer(path)}/get/responses/${status}`
-    return ajv.getSchema(`openapi${at}/content/application~1json/schema`)!
-  }
+  const schema = openApiChecker(buildOpenApi(resources) as Parameters<typeof openApiChecker>[0])
+  const validatorFor = schema.validatorFor
   const check = async (template: string, url: string, expect: number) => {
     const r = await ts.get(url, auth)
     t.equal(r.status, expect, `${url} → ${expect}`)
-    const validate = validatorFor(template, r.status)
-    if (!validate(r.body)) t.fail(`${url}: ${ajv.errorsText(validate.errors)}`)
-    else t.pass(`${url} matches ${template} ${r.status}`)
+    t.notOk(validatorFor(template, r.status)(r.body) ? undefined : schema.problem(url, r.status, r.body), `${url} matches ${template} ${r.status}`)
     return r.body
   }
   for (const c of resources) {
