@@ -12,7 +12,7 @@ import { compileRegistry } from '../runtime/registry.ts'
 import { generateDocs } from '../runtime/docs/generate.ts'
 import { buildOpenApi } from '../runtime/docs/openapi.ts'
 import { startTestService } from './helpers/service.ts'
-import { openApiChecker } from './helpers/openapi-check.ts'
+import { openApiChecker, type OpenApiDoc } from './helpers/openapi-check.ts'
 
 const resources = compileRegistry(registry)
 const root = new URL('../', import.meta.url)
@@ -53,7 +53,8 @@ t.test('GET /v1/openapi.json: unauthenticated, free, the generated document', as
 })
 
 t.test('real responses match the document\'s schemas', async (t) => {
-  const schema = openApiChecker(buildOpenApi(resources) as Parameters<typeof openApiChecker>[0])
+  const doc = buildOpenApi(resources) as OpenApiDoc
+  const schema = openApiChecker(doc)
   const validatorFor = schema.validatorFor
   const check = async (template: string, url: string, expect: number) => {
     const r = await ts.get(url, auth)
@@ -84,6 +85,15 @@ t.test('real responses match the document\'s schemas', async (t) => {
   }
   t.notOk(validatorFor('/v1/orgs/{orgId}/fields', 200)({ data: [{ bogus: 1 }], meta: { count: 1, hasMore: false }, links: { self: '/' } }), 'a record the document does not describe is rejected')
   t.notOk(validatorFor('/v1/orgs/{orgId}/fields', 400)({ error: { status: 400, title: 'Bad Request', detail: 'x', code: 'no_such_code' } }), 'so is an unknown error code')
+  let examples = 0
+  for (const [template, item] of Object.entries(doc.paths)) {
+    const ok = item.get.responses['200']?.content?.['application/json']
+    for (const ex of Object.values((ok?.examples ?? {}) as Record<string, { value: unknown }>)) {
+      examples++
+      t.ok(validatorFor(template, 200)(ex.value), `the example of ${template} matches its schema`)
+    }
+  }
+  t.ok(examples >= resources.length, `every resource's paths carry a real example (${examples}; docs/examples.json)`)
   await check('/v1/orgs/{orgId}/fields', '/v1/orgs/00D000000000000AAA/fields', 404)
   await check('/v1/account/quota', '/v1/account/quota', 200)
 })

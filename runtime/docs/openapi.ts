@@ -8,6 +8,7 @@ import type { CompiledResource } from '../registry.ts'
 import { ERROR_CODES, ERROR_HELP, type ErrorCode } from '../errors.ts'
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../plan.ts'
 import { exampleFilter } from '../examples.ts'
+import { loadDocExamples, shown, type DocExamples } from './doc-examples.ts'
 import { recordJsonSchema, type JsonSchema } from '../mcp/json-schema.ts'
 
 export const API_TITLE = 'orgscan — Organization Scan Data Service'
@@ -120,8 +121,17 @@ function getParams(c: CompiledResource): unknown[] {
   return ps
 }
 
-/** The OpenAPI document; `serverUrl` is where the reference page points "try it". */
-export function buildOpenApi(resources: readonly CompiledResource[], serverUrl = '/'): Record<string, unknown> {
+/** A 200 answer's example (docs/examples.json): a real answer to the request it names. */
+function exampleOf(examples: DocExamples, tool: string | undefined): Record<string, unknown> {
+  const ex = tool ? examples[tool] : undefined
+  return ex ? { examples: { demo: { summary: `GET ${ex.rest}`, value: shown(ex.result) } } } : {}
+}
+
+/**
+ * The OpenAPI document; `serverUrl` is where the reference page points "try it"; `examples` the real answers shown
+ * as response examples (docs/examples.json).
+ */
+export function buildOpenApi(resources: readonly CompiledResource[], serverUrl = '/', examples: DocExamples = loadDocExamples()): Record<string, unknown> {
   const schemas: Record<string, unknown> = {
     Error: {
       type: 'object',
@@ -198,7 +208,7 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
             200: {
               description: d.unpaged ? 'Every record, in one page.' : 'A page of records.',
               headers: { ...VERSION_REFS, ...RATE_REFS },
-              content: { 'application/json': { schema: { type: 'object', required: ['data', 'meta', 'links'], properties: { data: { type: 'array', items: listRecord }, meta: ref('ListMeta'), links: ref('Links') } } } },
+              content: { 'application/json': { schema: { type: 'object', required: ['data', 'meta', 'links'], properties: { data: { type: 'array', items: listRecord }, meta: ref('ListMeta'), links: ref('Links') } }, ...exampleOf(examples, d.mcp.list) } },
             },
             ...errors(!!(d.filterable?.length || d.sortable?.length || d.sparseFields)),
           },
@@ -216,7 +226,7 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
           tags: [d.title],
           parameters: getParams(c),
           responses: {
-            200: { description: 'The record.', headers: { ...VERSION_REFS, ...RATE_REFS }, content: { 'application/json': { schema: { type: 'object', required: ['data'], properties: { data: ref(name) } } } } },
+            200: { description: 'The record.', headers: { ...VERSION_REFS, ...RATE_REFS }, content: { 'application/json': { schema: { type: 'object', required: ['data'], properties: { data: ref(name) } }, ...exampleOf(examples, d.mcp.get) } } },
             ...errors(false),
           },
         },

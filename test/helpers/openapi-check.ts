@@ -9,7 +9,7 @@ import { registry } from '../../resources/index.ts'
 import { compileRegistry } from '../../runtime/registry.ts'
 import { buildOpenApi } from '../../runtime/docs/openapi.ts'
 
-type Doc = { paths: Record<string, { get: { responses: Record<string, any> } }>; components: { responses: Record<string, any> } }
+export type OpenApiDoc = { paths: Record<string, { get: { responses: Record<string, any> } }>; components: { responses: Record<string, any> } }
 
 export interface SchemaChecker {
   /** The schema problem of this answer, or undefined when it matches; throws when the document has no such path or status. */
@@ -20,7 +20,7 @@ export interface SchemaChecker {
   checked: number
 }
 
-export function openApiChecker(doc: Doc = buildOpenApi(compileRegistry(registry)) as Doc): SchemaChecker {
+export function openApiChecker(doc: OpenApiDoc = buildOpenApi(compileRegistry(registry)) as OpenApiDoc): SchemaChecker {
   const Ajv2020 = (Ajv2020Module as unknown as { default: typeof Ajv2020Module }).default ?? Ajv2020Module
   const ajv = new (Ajv2020 as any)({ strict: false, validateFormats: false, allErrors: true })
   ajv.addSchema(doc, 'openapi')
