@@ -2,6 +2,8 @@
 
 /* eslint-disable */
 
+import type { Page } from './index.ts'
+
 /** Org: CRM-platform organizations (orgs) the caller can access, with the state of their latest scan. The list carries a compact record; fetching one org returns the full summary. */
 export interface Org {
   /** 18-character org id; the 15-character form addresses the same org. */
@@ -701,3 +703,320 @@ export const ENDPOINTS = {
   triggers: { list: "orgs/{orgId}/triggers", get: "orgs/{orgId}/triggers/{id}", idEncoding: "int", paged: true },
   workflows: { list: "orgs/{orgId}/workflows", get: "orgs/{orgId}/workflows/{id}", idEncoding: "int", paged: true },
 } as const
+
+/** One method per endpoint; each delegates to the generic call of OrgscanClient (client/index.ts). */
+export abstract class OrgscanEndpoints {
+  protected abstract listOf(name: keyof Resources, params: Record<string, unknown>): Promise<any>
+  protected abstract allOf(name: keyof Resources, params: Record<string, unknown>): AsyncGenerator<any>
+  protected abstract getOf(name: keyof Resources, params: Record<string, unknown>): Promise<any>
+
+  /** List orgs: `GET /v1/orgs` (one page). */
+  listOrgs(params: { filter?: string; sort?: string; limit?: number; offset?: number } = {}): Promise<Page<OrgListRecord>> {
+    return this.listOf("orgs", params)
+  }
+  /** Every record of `GET /v1/orgs`, page after page. */
+  allOrgs(params: { filter?: string; sort?: string; limit?: number; offset?: number } = {}): AsyncGenerator<OrgListRecord> {
+    return this.allOf("orgs", params)
+  }
+
+  /** Get org: `GET /v1/orgs/{orgId}`. */
+  getOrg(params: { orgId: string }): Promise<Org> {
+    const { orgId: id, ...rest } = params
+    return this.getOf("orgs", { ...rest, id })
+  }
+
+  /** List connected apps: `GET /v1/orgs/{orgId}/connectedApps` (one page). */
+  listOrgConnectedApps(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<ConnectedApp>> {
+    return this.listOf("connectedApps", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/connectedApps`, page after page. */
+  allOrgConnectedApps(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<ConnectedApp> {
+    return this.allOf("connectedApps", params)
+  }
+
+  /** Get connected app: `GET /v1/orgs/{orgId}/connectedApps/{connectedAppId}`. */
+  getOrgConnectedApp(params: { orgId: string; connectedAppId: number | string }): Promise<ConnectedApp> {
+    const { connectedAppId: id, ...rest } = params
+    return this.getOf("connectedApps", { ...rest, id })
+  }
+
+  /** List connected app assignments: `GET /v1/orgs/{orgId}/connectedAppAssignments` (one page). */
+  listOrgConnectedAppAssignments(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<ConnectedAppAssignment>> {
+    return this.listOf("connectedAppAssignments", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/connectedAppAssignments`, page after page. */
+  allOrgConnectedAppAssignments(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<ConnectedAppAssignment> {
+    return this.allOf("connectedAppAssignments", params)
+  }
+
+  /** List fields: `GET /v1/orgs/{orgId}/fields` (one page). */
+  listOrgFields(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<Field>> {
+    return this.listOf("fields", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/fields`, page after page. */
+  allOrgFields(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<Field> {
+    return this.allOf("fields", params)
+  }
+
+  /** Get field: `GET /v1/orgs/{orgId}/fields/{fieldId}`. */
+  getOrgField(params: { orgId: string; fieldId: number | string }): Promise<Field> {
+    const { fieldId: id, ...rest } = params
+    return this.getOf("fields", { ...rest, id })
+  }
+
+  /** List objects: `GET /v1/orgs/{orgId}/objects` (one page). */
+  listOrgObjects(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<OrgObject>> {
+    return this.listOf("objects", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/objects`, page after page. */
+  allOrgObjects(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<OrgObject> {
+    return this.allOf("objects", params)
+  }
+
+  /** Get object: `GET /v1/orgs/{orgId}/objects/{objectId}`. */
+  getOrgObject(params: { orgId: string; objectId: number | string }): Promise<OrgObject> {
+    const { objectId: id, ...rest } = params
+    return this.getOf("objects", { ...rest, id })
+  }
+
+  /** List fields of an object: `GET /v1/orgs/{orgId}/objects/{objectId}/fields` (one page). */
+  listOrgObjectFields(params: { orgId: string; objectId: string | number; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<FieldOfAnObject>> {
+    return this.listOf("objectFields", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/objects/{objectId}/fields`, page after page. */
+  allOrgObjectFields(params: { orgId: string; objectId: string | number; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<FieldOfAnObject> {
+    return this.allOf("objectFields", params)
+  }
+
+  /** List object usages: `GET /v1/orgs/{orgId}/objectUsages` (one page). */
+  listOrgObjectUsages(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<ObjectUsage>> {
+    return this.listOf("objectUsages", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/objectUsages`, page after page. */
+  allOrgObjectUsages(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<ObjectUsage> {
+    return this.allOf("objectUsages", params)
+  }
+
+  /** Get cloud usage: `GET /v1/orgs/{orgId}/cloudUsage`. */
+  getOrgCloudUsage(params: { orgId: string }): Promise<CloudUsage> {
+    return this.getOf("cloudUsage", params)
+  }
+
+  /** List installed packages: `GET /v1/orgs/{orgId}/installedPackages` (one page). */
+  listOrgInstalledPackages(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<InstalledPackage>> {
+    return this.listOf("installedPackages", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/installedPackages`, page after page. */
+  allOrgInstalledPackages(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<InstalledPackage> {
+    return this.allOf("installedPackages", params)
+  }
+
+  /** Get installed package: `GET /v1/orgs/{orgId}/installedPackages/{installedPackageId}`. */
+  getOrgInstalledPackage(params: { orgId: string; installedPackageId: number | string }): Promise<InstalledPackage> {
+    const { installedPackageId: id, ...rest } = params
+    return this.getOf("installedPackages", { ...rest, id })
+  }
+
+  /** List issues: `GET /v1/orgs/{orgId}/issues` (one page). */
+  listOrgIssues(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number; fields?: string }): Promise<Page<Partial<Issue>>> {
+    return this.listOf("issues", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/issues`, page after page. */
+  allOrgIssues(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number; fields?: string }): AsyncGenerator<Partial<Issue>> {
+    return this.allOf("issues", params)
+  }
+
+  /** Get issue recommendation: `GET /v1/orgs/{orgId}/issues/{issueKey}` (`issueKey` as listed: the client encodes it). */
+  getOrgIssueRecommendation(params: { orgId: string; issueKey: string }): Promise<Recommendation> {
+    const { issueKey: id, ...rest } = params
+    return this.getOf("recommendations", { ...rest, id })
+  }
+
+  /** List org limits: `GET /v1/orgs/{orgId}/orgLimits` (one page). */
+  listOrgLimits(params: { orgId: string; filter?: string; sort?: string }): Promise<Page<OrgLimit>> {
+    return this.listOf("orgLimits", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/orgLimits`, page after page. */
+  allOrgLimits(params: { orgId: string; filter?: string; sort?: string }): AsyncGenerator<OrgLimit> {
+    return this.allOf("orgLimits", params)
+  }
+
+  /** Get org limit: `GET /v1/orgs/{orgId}/orgLimits/{name}`. */
+  getOrgLimit(params: { orgId: string; name: string }): Promise<OrgLimit> {
+    const { name: id, ...rest } = params
+    return this.getOf("orgLimits", { ...rest, id })
+  }
+
+  /** List license usages: `GET /v1/orgs/{orgId}/licenseUsages` (one page). */
+  listOrgLicenseUsages(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<LicenseUsage>> {
+    return this.listOf("licenseUsages", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/licenseUsages`, page after page. */
+  allOrgLicenseUsages(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<LicenseUsage> {
+    return this.allOf("licenseUsages", params)
+  }
+
+  /** Get license usage: `GET /v1/orgs/{orgId}/licenseUsages/{apiName}`. */
+  getOrgLicenseUsage(params: { orgId: string; apiName: string }): Promise<LicenseUsage> {
+    const { apiName: id, ...rest } = params
+    return this.getOf("licenseUsages", { ...rest, id })
+  }
+
+  /** List profiles: `GET /v1/orgs/{orgId}/sfProfiles` (one page). */
+  listOrgSfProfiles(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<Profile>> {
+    return this.listOf("sfProfiles", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/sfProfiles`, page after page. */
+  allOrgSfProfiles(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<Profile> {
+    return this.allOf("sfProfiles", params)
+  }
+
+  /** Get profile: `GET /v1/orgs/{orgId}/sfProfiles/{sfProfileId}`. */
+  getOrgSfProfile(params: { orgId: string; sfProfileId: string }): Promise<Profile> {
+    const { sfProfileId: id, ...rest } = params
+    return this.getOf("sfProfiles", { ...rest, id })
+  }
+
+  /** List permission sets: `GET /v1/orgs/{orgId}/permissionSets` (one page). */
+  listOrgPermissionSets(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<PermissionSet>> {
+    return this.listOf("permissionSets", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/permissionSets`, page after page. */
+  allOrgPermissionSets(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<PermissionSet> {
+    return this.allOf("permissionSets", params)
+  }
+
+  /** Get permission set: `GET /v1/orgs/{orgId}/permissionSets/{permissionSetId}`. */
+  getOrgPermissionSet(params: { orgId: string; permissionSetId: string }): Promise<PermissionSet> {
+    const { permissionSetId: id, ...rest } = params
+    return this.getOf("permissionSets", { ...rest, id })
+  }
+
+  /** List login activity: `GET /v1/orgs/{orgId}/loginActivity` (one page). */
+  listOrgLoginActivity(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<LoginActivity>> {
+    return this.listOf("loginActivity", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/loginActivity`, page after page. */
+  allOrgLoginActivity(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<LoginActivity> {
+    return this.allOf("loginActivity", params)
+  }
+
+  /** Get login activity overview: `GET /v1/orgs/{orgId}/loginActivity/overview`. */
+  getOrgLoginActivityOverview(params: { orgId: string; license?: string | string[] }): Promise<LoginActivityOverview> {
+    return this.getOf("loginActivityOverview", params)
+  }
+
+  /** List code counts: `GET /v1/orgs/{orgId}/codeCounts` (one page). */
+  listOrgCodeCounts(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<CodeCount>> {
+    return this.listOf("codeCounts", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/codeCounts`, page after page. */
+  allOrgCodeCounts(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<CodeCount> {
+    return this.allOf("codeCounts", params)
+  }
+
+  /** Get code count: `GET /v1/orgs/{orgId}/codeCounts/{codeCountId}`. */
+  getOrgCodeCount(params: { orgId: string; codeCountId: number | string }): Promise<CodeCount> {
+    const { codeCountId: id, ...rest } = params
+    return this.getOf("codeCounts", { ...rest, id })
+  }
+
+  /** List class types: `GET /v1/orgs/{orgId}/classTypes` (one page). */
+  listOrgClassTypes(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<ClassType>> {
+    return this.listOf("classTypes", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/classTypes`, page after page. */
+  allOrgClassTypes(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<ClassType> {
+    return this.allOf("classTypes", params)
+  }
+
+  /** List ESLint findings: `GET /v1/orgs/{orgId}/esLints` (one page). */
+  listOrgEsLints(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<ESLintFinding>> {
+    return this.listOf("esLints", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/esLints`, page after page. */
+  allOrgEsLints(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<ESLintFinding> {
+    return this.allOf("esLints", params)
+  }
+
+  /** Get ESLint finding: `GET /v1/orgs/{orgId}/esLints/{esLintId}`. */
+  getOrgEsLint(params: { orgId: string; esLintId: number | string }): Promise<ESLintFinding> {
+    const { esLintId: id, ...rest } = params
+    return this.getOf("esLints", { ...rest, id })
+  }
+
+  /** List PMD violations: `GET /v1/orgs/{orgId}/pmds` (one page). */
+  listOrgPmdViolations(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<PMDViolation>> {
+    return this.listOf("pmds", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/pmds`, page after page. */
+  allOrgPmdViolations(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<PMDViolation> {
+    return this.allOf("pmds", params)
+  }
+
+  /** Get PMD violation: `GET /v1/orgs/{orgId}/pmds/{pmdId}`. */
+  getOrgPmdViolation(params: { orgId: string; pmdId: number | string }): Promise<PMDViolation> {
+    const { pmdId: id, ...rest } = params
+    return this.getOf("pmds", { ...rest, id })
+  }
+
+  /** List metadata items: `GET /v1/orgs/{orgId}/items` (one page). */
+  listOrgItems(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<MetadataItem>> {
+    return this.listOf("items", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/items`, page after page. */
+  allOrgItems(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<MetadataItem> {
+    return this.allOf("items", params)
+  }
+
+  /** Get metadata item: `GET /v1/orgs/{orgId}/items/{itemId}`. */
+  getOrgItem(params: { orgId: string; itemId: number | string }): Promise<MetadataItem> {
+    const { itemId: id, ...rest } = params
+    return this.getOf("items", { ...rest, id })
+  }
+
+  /** List flows: `GET /v1/orgs/{orgId}/flows` (one page). */
+  listOrgFlows(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<Flow>> {
+    return this.listOf("flows", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/flows`, page after page. */
+  allOrgFlows(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<Flow> {
+    return this.allOf("flows", params)
+  }
+
+  /** Get flow: `GET /v1/orgs/{orgId}/flows/{flowId}`. */
+  getOrgFlow(params: { orgId: string; flowId: number | string }): Promise<Flow> {
+    const { flowId: id, ...rest } = params
+    return this.getOf("flows", { ...rest, id })
+  }
+
+  /** List triggers: `GET /v1/orgs/{orgId}/triggers` (one page). */
+  listOrgTriggers(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<Trigger>> {
+    return this.listOf("triggers", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/triggers`, page after page. */
+  allOrgTriggers(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<Trigger> {
+    return this.allOf("triggers", params)
+  }
+
+  /** Get trigger: `GET /v1/orgs/{orgId}/triggers/{triggerId}`. */
+  getOrgTrigger(params: { orgId: string; triggerId: number | string }): Promise<Trigger> {
+    const { triggerId: id, ...rest } = params
+    return this.getOf("triggers", { ...rest, id })
+  }
+
+  /** List workflow rules: `GET /v1/orgs/{orgId}/workflows` (one page). */
+  listOrgWorkflows(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<WorkflowRule>> {
+    return this.listOf("workflows", params)
+  }
+  /** Every record of `GET /v1/orgs/{orgId}/workflows`, page after page. */
+  allOrgWorkflows(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<WorkflowRule> {
+    return this.allOf("workflows", params)
+  }
+
+  /** Get workflow rule: `GET /v1/orgs/{orgId}/workflows/{workflowId}`. */
+  getOrgWorkflow(params: { orgId: string; workflowId: number | string }): Promise<WorkflowRule> {
+    const { workflowId: id, ...rest } = params
+    return this.getOf("workflows", { ...rest, id })
+  }
+}

@@ -1,16 +1,17 @@
 /**
- * The typed orgscan client (`orgscan/client`): one method per list and get endpoint, typed from the registry
- * (client/generated.ts), async iteration over every page (following `links.next`), and automatic backoff on both 429
+ * The typed orgscan client (`orgscan/client`): one named method per list and get endpoint (`listOrgFields`,
+ * `allOrgFields`, `getOrgField`, …, named like the MCP tools and the OpenAPI operationIds), typed from the registry
+ * (client/generated.ts), and the generic `list`/`all`/`get` they delegate to; async iteration over every page (following `links.next`), and automatic backoff on both 429
  * forms (with a body, or bare): it honours `Retry-After`, backs off exponentially with jitter when there is none, and
  * gives up once the total wait would pass `maxWaitMs`. Failures are `OrgscanError`s carrying the envelope's `code`.
  *
  *   const orgscan = new OrgscanClient({ baseUrl: 'http://127.0.0.1:3000', apiKey: { keyId, secret } })
- *   const { data: orgs } = await orgscan.list('orgs')
- *   for await (const field of orgscan.all('fields', { orgId: orgs[0].salesforceId, filter: 'eq(isCustom,true)' })) …
- *   const issue = await orgscan.get('recommendations', { orgId, id: issueKey })
+ *   const { data: orgs } = await orgscan.listOrgs()
+ *   for await (const field of orgscan.allOrgFields({ orgId: orgs[0].salesforceId, filter: 'eq(isCustom,true)' })) …
+ *   const advice = await orgscan.getOrgIssueRecommendation({ orgId, issueKey })
  */
 import { request, type Dispatcher } from 'undici'
-import { ENDPOINTS, type Resources } from './generated.ts'
+import { ENDPOINTS, OrgscanEndpoints, type Resources } from './generated.ts'
 
 export type { Resources } from './generated.ts'
 
@@ -69,10 +70,11 @@ export class OrgscanError extends Error {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-export class OrgscanClient {
+export class OrgscanClient extends OrgscanEndpoints {
   private readonly base: string
 
   constructor(private readonly opts: ClientOptions) {
+    super()
     this.base = opts.baseUrl.replace(/\/+$/, '')
     if (!opts.apiKey && !opts.token) throw new TypeError('OrgscanClient needs apiKey or token')
   }
@@ -160,6 +162,18 @@ export class OrgscanClient {
     const { orgId, id, ...rest } = params as Record<string, unknown>
     const body = await this.fetchJson<{ data: Resources[K]['record'] }>(this.path(name, 'get', { orgId, id, ...rest }) + OrgscanClient.query(Object.fromEntries(Object.entries(rest).filter(([k]) => !(ENDPOINTS[name].get ?? '').includes(`{${k}}`))) as ListQuery))
     return body.data
+  }
+
+  protected listOf(name: Name, params: Record<string, unknown>): Promise<any> {
+    return this.list(name as Listable, params as never)
+  }
+
+  protected allOf(name: Name, params: Record<string, unknown>): AsyncGenerator<any> {
+    return this.all(name as Listable, params as never)
+  }
+
+  protected getOf(name: Name, params: Record<string, unknown>): Promise<any> {
+    return this.get(name as Gettable, params as never)
   }
 
   /** The account's quota (free). */

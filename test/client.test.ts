@@ -5,10 +5,17 @@
  */
 import t from 'tap'
 import { createServer } from 'node:http'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import type { AddressInfo } from 'node:net'
 import { OrgscanClient, OrgscanError } from '../client/index.ts'
 import { startTestService } from './helpers/service.ts'
 import { createKey } from '../runtime/admin.ts'
+import { registry } from '../resources/index.ts'
+import { compileRegistry } from '../runtime/registry.ts'
+import { camel } from '../runtime/docs/client-types.ts'
 
 const ts = await startTestService(t)
 const org = ts.seed.orgs.find((o) => o.large)!
@@ -51,6 +58,81 @@ t.test('lists, pages, records, singletons', async (t) => {
   t.ok(cloud, 'a singleton')
   const nested = await orgscan.list('objectFields', { orgId, objectId: (await orgscan.list('objects', { orgId, limit: 1 })).data[0].id, limit: 2 })
   t.ok(Array.isArray(nested.data), 'a nested list')
+})
+
+t.test('one named method per endpoint, for every resource of the registry: the REST body, the REST record', async (t) => {
+  const resources = compileRegistry(registry)
+  const auth = `Basic ${Buffer.from(`${key.keyId}:${key.secret}`).toString('base64')}`
+  const methods = orgscan as unknown as Record<string, (p: Record<string, unknown>) => any>
+  const objectId = (await orgscan.listOrgObjects({ orgId, limit: 1 })).data[0].id
+  const firstByPath = new Map<string, Record<string, unknown>>()
+  let named = 0
+  for (const c of resources) {
+    const d = c.decl
+    const base = d.scope === 'org' ? `/v1/orgs/${orgId}/${d.path.replace(/\{[A-Za-z]+\}/, String(objectId))}` : `/v1/${d.path}`
+    const pathParams: Record<string, unknown> = d.scope === 'org' ? { orgId } : {}
+    if (d.parent) pathParams[d.parent.param] = objectId
+    if (d.operations.list) {
+      const list = methods[camel(d.mcp.list!)], all = methods[camel(d.mcp.list!).replace(/^list/, 'all')]
+      t.type(list, 'function', `${camel(d.mcp.list!)} exists`)
+      const q = d.unpaged ? {} : { limit: 3 }
+      const page = await list.call(orgscan, { ...pathParams, ...q })
+      t.same(page, (await ts.get(`${base}${d.unpaged ? '' : '?limit=3'}`, auth)).body, `${camel(d.mcp.list!)}: the REST body`)
+      let n = 0
+      for await (const _ of all.call(orgscan, { ...pathParams, ...(d.unpaged ? {} : { limit: 200 }) })) n++
+      let total = 0
+      for (let offset = 0; ; offset += 200) {
+        const r = (await ts.get(`${base}${d.unpaged ? '' : `?limit=200&offset=${offset}`}`, auth)).body
+        total += r.data.length
+        if (!r.meta.hasMore) break
+      }
+      t.equal(n, total, `${camel(d.mcp.list!).replace(/^list/, 'all')}: every record (${total})`)
+      if (page.data.length) firstByPath.set(d.path, page.data[0])
+      named += 2
+    }
+    if (d.operations.get) {
+      const get = methods[camel(d.mcp.get!)]
+      t.type(get, 'function', `${camel(d.mcp.get!)} exists`)
+      const params: Record<string, unknown> = { ...pathParams }
+      let path = base
+      if (d.id?.param === 'orgId') {
+        params.orgId = orgId
+        path = `/v1/orgs/${orgId}`
+      } else if (d.kind !== 'singleton') {
+        const id = firstByPath.get(d.path)![d.id!.field]
+        params[d.id!.param] = id
+        path += `/${d.id!.encoding === 'base64url' ? Buffer.from(String(id)).toString('base64url') : encodeURIComponent(String(id))}`
+      }
+      t.same(await get.call(orgscan, params), (await ts.get(path, auth)).body.data, `${camel(d.mcp.get!)}: the REST record`)
+      named++
+    }
+  }
+  t.ok(named >= resources.length, `${named} named methods called`)
+  // And typed: these lines are checked by the type-checker (a wrong parameter or field does not compile).
+  const field = await orgscan.getOrgField({ orgId, fieldId: (await orgscan.listOrgFields({ orgId, limit: 1 })).data[0].id })
+  t.type(field.percentPopulated, 'number')
+  const issue = (await orgscan.listOrgIssues({ orgId, limit: 1 })).data[0]
+  t.equal((await orgscan.getOrgIssueRecommendation({ orgId, issueKey: issue.issueKey! })).issueKey, issue.issueKey)
+})
+
+t.test("the README's example runs as written (keys and URL filled in)", async (t) => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+  const block = readme.match(/```ts\n(import \{ OrgscanClient \} from 'orgscan\/client'[\s\S]*?)```/)?.[1]
+  t.ok(block, 'the README has the example')
+  t.ok(block!.split('\n').filter(Boolean).length <= 5, 'in five lines')
+  // Inside the repository's folder tree, so `orgscan/client` resolves through the package's own exports.
+  const file = new URL(`../test/artifacts/readme-example-${process.pid}.ts`, import.meta.url)
+  mkdirSync(new URL('../test/artifacts/', import.meta.url), { recursive: true })
+  writeFileSync(file, block!.replace("'http://127.0.0.1:3000'", JSON.stringify(ts.url)).replace("'osk_…'", JSON.stringify(key.keyId)).replace("secret: '…'", `secret: ${JSON.stringify(key.secret)}`))
+  t.teardown(() => rmSync(file, { force: true }))
+  // Asynchronously: the service answering it runs in this process.
+  const { stdout: out } = await promisify(execFile)(process.execPath, ['--import', 'tsx', fileURLToPath(file)], { encoding: 'utf8', cwd: fileURLToPath(new URL('..', import.meta.url)) })
+  const lines = out.trim().split('\n')
+  const [org] = (await orgscan.listOrgs({ filter: 'eq(lastScanStatus,completed)' })).data
+  let custom = 0
+  for await (const _ of orgscan.allOrgFields({ orgId: org.salesforceId, filter: 'eq(isCustom,true)' })) custom++
+  t.equal(lines.length, custom + 1, `it printed the ${custom} custom fields of the first org, then the quota`)
+  t.match(lines.at(-1), /^\d+$/, 'the remaining daily quota last')
 })
 
 t.test('typed errors', async (t) => {

@@ -32,7 +32,7 @@ function tsType(s: FieldSpec): string {
 }
 
 export function clientTypes(resources: readonly CompiledResource[]): string {
-  const out: string[] = [TS_BANNER, '', '/* eslint-disable */', '']
+  const out: string[] = [TS_BANNER, '', '/* eslint-disable */', '', "import type { Page } from './index.ts'", '']
   for (const c of resources) {
     const name = typeName(c)
     out.push(`/** ${c.decl.title}: ${c.decl.description.replace(/\*\//g, '* /')} */`, `export interface ${name} {`)
@@ -59,5 +59,59 @@ export function clientTypes(resources: readonly CompiledResource[]): string {
     out.push(`  ${c.name}: { list: ${d.operations.list ? JSON.stringify(base) : 'null'}, get: ${get ? JSON.stringify(get) : 'null'}, idEncoding: ${JSON.stringify(d.id?.encoding ?? null)}, paged: ${!d.unpaged} },`)
   }
   out.push('} as const', '')
+  out.push(...namedMethods(resources))
   return out.join('\n')
+}
+
+/** `list_org_fields` → `listOrgFields`: the method's name, also the OpenAPI operationId. */
+export const camel = (tool: string) => tool.replace(/_([a-z])/g, (_m, ch: string) => ch.toUpperCase())
+
+/**
+ * One named, typed method per list and get endpoint (and an `all…` iterator per list), on a base class that
+ * OrgscanClient (client/index.ts) extends with the generic calls they delegate to.
+ */
+function namedMethods(resources: readonly CompiledResource[]): string[] {
+  const out: string[] = [
+    '/** One method per endpoint; each delegates to the generic call of OrgscanClient (client/index.ts). */',
+    'export abstract class OrgscanEndpoints {',
+    '  protected abstract listOf(name: keyof Resources, params: Record<string, unknown>): Promise<any>',
+    '  protected abstract allOf(name: keyof Resources, params: Record<string, unknown>): AsyncGenerator<any>',
+    '  protected abstract getOf(name: keyof Resources, params: Record<string, unknown>): Promise<any>',
+  ]
+  for (const c of resources) {
+    const d = c.decl
+    const name = typeName(c)
+    const path: string[] = []
+    if (d.scope === 'org') path.push('orgId: string')
+    const extra = (d.extraParams ?? []).map((p) => `${p.name}?: string | string[]`)
+    if (d.operations.list) {
+      const params = [...path]
+      if (d.parent) params.push(`${d.parent.param}: string | number`)
+      const query = ['filter?: string', 'sort?: string', ...(d.unpaged ? [] : ['limit?: number', 'offset?: number']), ...(d.sparseFields ? ['fields?: string'] : []), ...extra]
+      const type = `{ ${[...params, ...query].join('; ')} }`
+      const opt = params.length ? '' : ' = {}'
+      const record = d.listFields ? `${name}ListRecord` : d.sparseFields ? `Partial<${name}>` : name
+      const base = d.scope === 'org' ? `/v1/orgs/{orgId}/${d.path}` : `/v1/${d.path}`
+      out.push('', `  /** ${d.mcp.listTitle}: \`GET ${base}\` (one page). */`, `  ${camel(d.mcp.list!)}(params: ${type}${opt}): Promise<Page<${record}>> {`, `    return this.listOf(${JSON.stringify(c.name)}, params)`, '  }')
+      out.push(`  /** Every record of \`GET ${base}\`, page after page. */`, `  ${camel(d.mcp.list!).replace(/^list/, 'all')}(params: ${type}${opt}): AsyncGenerator<${record}> {`, `    return this.allOf(${JSON.stringify(c.name)}, params)`, '  }')
+    }
+    if (d.operations.get) {
+      const params = [...path]
+      const single = d.kind === 'singleton' || d.id?.param === 'orgId'
+      if (d.id?.param === 'orgId' && d.scope !== 'org') params.push('orgId: string')
+      let body = `return this.getOf(${JSON.stringify(c.name)}, params)`
+      if (!single) {
+        params.push(`${d.id!.param}: ${d.id!.encoding === 'int' ? 'number | string' : 'string'}`)
+        body = `const { ${d.id!.param}: id, ...rest } = params\n    return this.getOf(${JSON.stringify(c.name)}, { ...rest, id })`
+      } else if (d.id?.param === 'orgId' && d.scope !== 'org') {
+        body = `const { orgId: id, ...rest } = params\n    return this.getOf(${JSON.stringify(c.name)}, { ...rest, id })`
+      }
+      const base = d.scope === 'org' ? `/v1/orgs/{orgId}/${d.path}` : `/v1/${d.path}`
+      const at = d.kind === 'singleton' ? base : `${base}/{${d.id!.param}}`
+      const enc = d.id?.encoding === 'base64url' ? ` (\`${d.id.param}\` as listed: the client encodes it)` : ''
+      out.push('', `  /** ${d.mcp.getTitle}: \`GET ${at}\`${enc}. */`, `  ${camel(d.mcp.get!)}(params: { ${[...params, ...extra].join('; ')} }): Promise<${name}> {`, `    ${body}`, '  }')
+    }
+  }
+  out.push('}', '')
+  return out
 }
