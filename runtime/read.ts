@@ -6,16 +6,23 @@ import type postgres from 'postgres'
 import { ApiError } from './errors.ts'
 import type { Principal } from './auth/principal.ts'
 import type { CompiledResource } from './registry.ts'
-import { planGet, planList, type ListPlan, type QueryInput, type Surface } from './plan.ts'
+import { createHash } from 'node:crypto'
+import { planGet, planList, type GetPlan, type ListPlan, type QueryInput, type Surface } from './plan.ts'
+import type { ResponseCache } from './cache/response-cache.ts'
+import type { OrgStateCache } from './cache/org-state.ts'
 import { getStatement, listStatement, orgAccessStatement, type ResultRow, type Scope, type Statement } from './statements.ts'
 import type { PreparedShapes } from './db/prepared-shapes.ts'
 import { normalizeOrgId } from './org-id.ts'
 import { classifyDbError } from './db/errors.ts'
 import { withDeadline } from './db/deadline.ts'
 
-export type ReadResult =
+export type ReadResult = (
   | { kind: 'list'; data: string; count: number; hasMore: boolean; plan: ListPlan; /** all rows in one page (no limit/offset) */ unpaged: boolean }
   | { kind: 'one'; data: string }
+) & {
+  /** Strong entity tag of an org-scoped answer: derived from the scan read and the canonical request. */
+  etag?: string
+}
 
 export interface ReadRequest {
   resource: CompiledResource
@@ -27,10 +34,22 @@ export interface ReadRequest {
   principal: Principal
 }
 
-/** Where reads run: the read pool, and which of its statements may be prepared. */
+/** Where reads run: the read pool, which of its statements may be prepared, and the hot-read caches. */
 export interface ReadDb {
   sql: postgres.Sql
   shapes: PreparedShapes
+  /** Answers of org-scoped reads, and who may see which org (runtime/cache/); absent: every read queries. */
+  hot?: { responses: ResponseCache; orgs: OrgStateCache }
+}
+
+/** The canonical form of a read (resource, operation, and the parsed plan: normalised filter, sort, page, fields, …). */
+function canonical(c: CompiledResource, plan: ListPlan | GetPlan): string {
+  return `${c.name}\n${JSON.stringify(plan)}`
+}
+
+/** `"…"`: a strong tag from the scan and the canonical request (a scan never changes, so neither does the answer). */
+function etagOf(scanId: string, key: string): string {
+  return `"${createHash('sha256').update(scanId).update('\n').update(key).digest('base64url').slice(0, 32)}"`
 }
 
 async function run<T>(db: ReadDb, st: Statement, hasFilter: boolean): Promise<T[]> {
@@ -68,16 +87,22 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
       throw new ApiError('invalid_id', `${decl.parent.param} must be a positive integer.`, { parameter: decl.parent.param })
     }
     const plan = planList(c, req.query, req.surface, parentId)
+    const key = decl.scope === 'org' ? canonical(c, plan) : undefined
+    const hit = key && (await cached(db, scope, key))
+    if (hit) return hit
     const st = listStatement(c, plan, scope)
     const row = (await run<ResultRow>(db, st, plan.filter !== undefined))[0]
     checkRow(row, decl.scope, decl.parent?.param)
     if (!row.org_ok && decl.scope === 'org') return orgDenied(db, scope.orgId!, req.principal)
     const count = Math.min(row.n, plan.limit)
-    return { kind: 'list', data: row.data ?? '[]', count, hasMore: row.n > plan.limit, plan, unpaged: decl.unpaged === true }
+    return remember(db, scope, key, row, { kind: 'list', data: row.data ?? '[]', count, hasMore: row.n > plan.limit, plan, unpaged: decl.unpaged === true })
   }
 
   const idParam = decl.id?.param
   const plan = planGet(c, req.query, idParam === 'orgId' ? scope.orgId : idParam ? req.params[idParam] : undefined)
+  const key = decl.scope === 'org' ? canonical(c, plan) : undefined
+  const hit = key && (await cached(db, scope, key))
+  if (hit) return hit
   const st = getStatement(c, plan, scope)
   const row = (await run<ResultRow>(db, st, false))[0]
   if (decl.scope === 'org') {
@@ -88,7 +113,25 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
     if (decl.scope === 'account') return orgDenied(db, scope.orgId!, req.principal)
     throw new ApiError('not_found', `${decl.title} not found.`, idParam ? { parameter: idParam } : {})
   }
-  return { kind: 'one', data: row.data }
+  return remember(db, scope, key, row, { kind: 'one', data: row.data })
+}
+
+/** The cached answer of an org-scoped read, when the caller may see the org (per the org-state cache) and it is held. */
+async function cached(db: ReadDb, scope: Scope, key: string): Promise<ReadResult | undefined> {
+  if (!db.hot?.responses.enabled) return undefined
+  const state = await db.hot.orgs.visible(scope.orgId!, scope.accountId, scope.userId)
+  return state?.scanId ? db.hot.responses.get(`${state.scanId}\n${key}`) : undefined
+}
+
+/** A successful answer read from the database: tagged (org-scoped), and kept for the next identical read. */
+function remember(db: ReadDb, scope: Scope, key: string | undefined, row: ResultRow, result: ReadResult): ReadResult {
+  if (key === undefined || row.scan_id === null) return result
+  result.etag = etagOf(row.scan_id, key)
+  if (db.hot) {
+    db.hot.orgs.observed(scope.orgId!, row.scan_id)
+    if (db.hot.responses.enabled) db.hot.responses.set(`${row.scan_id}\n${key}`, result)
+  }
+  return result
 }
 
 function checkRow(row: ResultRow, scope: 'org' | 'account', parentParam?: string): void {

@@ -30,6 +30,9 @@ import { createPipeline } from './pipeline/pipeline.ts'
 import { FairShare } from './pipeline/fair-share.ts'
 import { PreparedShapes } from './db/prepared-shapes.ts'
 import { createOAuthServer, type OAuthServer } from './oauth/server.ts'
+import { ResponseCache } from './cache/response-cache.ts'
+import { applyCacheNotification, CACHE_CHANNEL, OrgStateCache } from './cache/org-state.ts'
+import { LimitListener } from './quota/limit-listener.ts'
 
 function listen(server: Server, port: number, host: string): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
@@ -85,6 +88,10 @@ export interface RunningService {
   oauth: OAuthServer
   /** Tells this process what an administrative change touched, as the admin socket does (tests use it in process). */
   adminChanged(change: { account?: string; key?: string; oauth?: boolean }): void
+  /** The hot-read caches (hit, miss and eviction counts: `hot.responses.stats()`). */
+  hot: { responses: ResponseCache; orgs: OrgStateCache }
+  /** Resolves once this process listens for org and grant changes (PostgreSQL; at once on the embedded database). */
+  cacheListenerReady(): Promise<void>
   close(): Promise<void>
 }
 
@@ -106,6 +113,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   let closeMcp: (() => Promise<void>) | undefined
   let adminSocket: AdminSocket | undefined
   let oauth: OAuthServer | undefined
+  let hot: { responses: ResponseCache; orgs: OrgStateCache } | undefined
+  let cacheListener: LimitListener | undefined
   const servers: Server[] = []
   try {
     await migrate(db.sql, (line) => log.info({ msg: line }))
@@ -124,8 +133,13 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       queueDepth: config.fairShare.queueDepth,
       maxWaitMs: config.fairShare.maxWaitMs,
     })
+    // Hot reads: the response cache, and the org-state cache kept fresh by migration 006's notifications (PostgreSQL;
+    // on the embedded database every change is made in this process and reported through adminChanged).
+    hot = { responses: new ResponseCache(config.cache.maxBytes), orgs: new OrgStateCache(db.read, clock, config.cache.orgStateMs, config.authCacheMs) }
+    const h = hot
+    if (db.kind !== 'embedded') cacheListener = new LimitListener(db.sql, log, (payload) => applyCacheNotification(h.orgs, payload), CACHE_CHANNEL, 'hot reads: LISTEN failed; org and grant changes apply within ORGSCAN_ORG_CACHE_MS and ORGSCAN_AUTH_CACHE_MS')
     const pipeline = createPipeline({
-      read: { sql: db.read, shapes: new PreparedShapes() },
+      read: { sql: db.read, shapes: new PreparedShapes(), hot },
       quota,
       fairShare,
       log,
@@ -175,6 +189,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       mcpResource: `${publicUrl ?? address(servers.at(-1)!)}/v1/mcp`,
     })
     const adminChanged = (c: { account?: string; key?: string; oauth?: boolean }) => {
+      // Orgs, scans and grants may have changed (an import, accounts or users commands): drop what may be stale.
+      h.orgs.invalidate()
       if (c.account) {
         quota!.invalidate?.(c.account)
         a.forgetAccount(c.account)
@@ -205,6 +221,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       auth: a,
       oauth: o,
       adminChanged,
+      hot: h,
+      cacheListenerReady: () => cacheListener?.ready() ?? Promise.resolve(),
       async close() {
         if (closed) return
         closed = true
@@ -217,6 +235,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         o.close()
         sessions?.close()
         await a.close()
+        await cacheListener?.close()
         await quota!.close()
         await db.close()
       },
@@ -228,6 +247,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     oauth?.close()
     await closeMcp?.().catch(() => undefined)
     await auth?.close().catch(() => undefined)
+    await cacheListener?.close().catch(() => undefined)
     await quota?.close().catch(() => undefined)
     await db.close().catch(() => undefined)
     throw e

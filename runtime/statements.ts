@@ -23,8 +23,10 @@ export interface Scope {
   orgId?: string
 }
 
-/** Columns every statement returns: org_ok, has_scan, parent_ok, data, n. */
+/** Columns every statement returns: org_ok, has_scan, parent_ok, data, n, scan_id. */
 export interface ResultRow {
+  /** The scan read (org-scoped resources), as text; null otherwise. */
+  scan_id: string | null
   org_ok: boolean
   has_scan: boolean
   parent_ok: boolean
@@ -69,13 +71,13 @@ function conditions(c: CompiledResource, b: Binder, s: Scope, filter: ListPlan['
 }
 
 function head(c: CompiledResource, b: Binder, s: Scope, parentId?: string): { cte: string; cols: string } {
-  if (c.decl.scope !== 'org') return { cte: '', cols: 'true AS org_ok, true AS has_scan, true AS parent_ok' }
+  if (c.decl.scope !== 'org') return { cte: '', cols: 'NULL::text AS scan_id, true AS org_ok, true AS has_scan, true AS parent_ok' }
   const cte = orgCte(b, s)
   const parent =
     c.parentTable && parentId !== undefined
       ? `EXISTS (SELECT 1 FROM ${c.parentTable} p WHERE p.scan_id = ${SCAN} AND p.id = ${b.bind(parentId)}::bigint)`
       : 'true'
-  return { cte, cols: `EXISTS (SELECT 1 FROM o) AS org_ok, ${SCAN} IS NOT NULL AS has_scan, ${parent} AS parent_ok` }
+  return { cte, cols: `${SCAN}::text AS scan_id, EXISTS (SELECT 1 FROM o) AS org_ok, ${SCAN} IS NOT NULL AS has_scan, ${parent} AS parent_ok` }
 }
 
 export function listStatement(c: CompiledResource, plan: ListPlan, s: Scope): Statement {

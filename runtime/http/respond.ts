@@ -10,6 +10,13 @@ export function sendJson(res: ServerResponse, status: number, body: string, head
   res.end(res.req.method === 'HEAD' ? undefined : body)
 }
 
+/** 304 Not Modified: the headers of the 200 it stands for (ETag, Cache-Control, version, rate limit), no body. */
+export function sendNotModified(res: ServerResponse, headers: Headers): void {
+  if (res.headersSent) return
+  res.writeHead(304, headers)
+  res.end()
+}
+
 export function sendError(res: ServerResponse, err: ApiError, headers: Headers = {}): void {
   if (err.extras.bare) {
     // The shedding form: the status alone, no body and no rate-limit headers.

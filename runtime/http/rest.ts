@@ -10,7 +10,7 @@ import { renderRead } from '../envelope.ts'
 import type { Operation } from '../pipeline/pipeline.ts'
 import { parseQuery } from './query.ts'
 import { buildOpenApi } from '../docs/openapi.ts'
-import { sendError, sendJson, type Headers } from './respond.ts'
+import { sendError, sendJson, sendNotModified, type Headers } from './respond.ts'
 import { discoveryPayload, versionState } from '../versions.ts'
 import type { Clock, VersionEntry } from '../config.ts'
 import type { Routes } from './server.ts'
@@ -53,7 +53,13 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
     const headers = out.rate ? { ...vh, ...out.rate.headers } : vh
     if (!out.ok) return sendError(res, out.error, headers)
     if (out.kind === 'quota') return sendJson(res, 200, JSON.stringify({ data: { rateLimit: out.state } }), headers)
-    sendJson(res, 200, renderRead(out.result, (req.url ?? '').split('?')[0], qs), headers)
+    const etag = out.result.etag
+    if (etag === undefined) return sendJson(res, 200, renderRead(out.result, (req.url ?? '').split('?')[0], qs), headers)
+    // An org-scoped answer: tagged, revalidated by the client on every use (it stays authenticated and counted),
+    // and 304 with no body when the client holds the current answer (docs/decisions.md "ETags").
+    const tagged = { ...headers, ETag: etag, 'Cache-Control': 'private, no-cache' }
+    if (matchesIfNoneMatch(req.headers['if-none-match'], etag)) return sendNotModified(res, tagged)
+    sendJson(res, 200, renderRead(out.result, (req.url ?? '').split('?')[0], qs), tagged)
   }
 
   const add = (path: string, h: Handler) => {
@@ -95,6 +101,17 @@ export function buildDiscoveryRoutes(versions: readonly VersionEntry[], clock: C
     sendJson(res as ServerResponse, 200, JSON.stringify(discoveryPayload(versions, clock)))
   })
   return { router, allow: ['GET', 'HEAD'] }
+}
+
+/** RFC 9110 §13.1.2: `*`, or a list of tags compared weakly (a `W/` prefix is ignored). */
+export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false
+  if (header.trim() === '*') return true
+  for (const part of header.split(',')) {
+    const tag = part.trim()
+    if ((tag.startsWith('W/') ? tag.slice(2) : tag) === etag) return true
+  }
+  return false
 }
 
 export function rawQuery(url: string | undefined): string {

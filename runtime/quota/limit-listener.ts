@@ -29,11 +29,14 @@ export class LimitListener {
   private listenedOnce = false
   private closed = false
 
-  /** `invalidate(accountId)` for one account, `invalidate()` for all. */
-  constructor(sql: postgres.Sql, log: Logger, invalidate: (accountId?: string) => void) {
+  /**
+   * `invalidate(payload)` for one notification, `invalidate()` for all (after a reconnect). Also used for other
+   * channels with the same semantics (`channel`, and `lost` for the log line when LISTEN fails).
+   */
+  constructor(sql: postgres.Sql, log: Logger, invalidate: (payload?: string) => void, channel = QUOTA_CHANNEL, lost = 'quota: LISTEN failed; limit changes apply within the lease lifetime') {
     this.listening = sql
       .listen(
-        QUOTA_CHANNEL,
+        channel,
         (payload) => invalidate(payload),
         () => {
           if (this.listenedOnce) invalidate()
@@ -45,7 +48,7 @@ export class LimitListener {
           this.unlisten = () => meta.unlisten()
           if (this.closed) void meta.unlisten().catch(() => undefined)
         },
-        (err: unknown) => log.warn({ msg: 'quota: LISTEN failed; limit changes apply within the lease lifetime', err }),
+        (err: unknown) => log.warn({ msg: lost, err }),
       )
   }
 

@@ -44,6 +44,10 @@ export async function startTestService(
     databaseUrl: db.databaseUrl,
     pepper: TEST_PEPPER,
     authCacheMs: 0,
+    // Tests change orgs and grants behind the service's back (direct SQL, imports in the test process): the org
+    // state is read every time unless a test asks for the production bound. The response cache is on (it is keyed
+    // by the scan read, so such changes cannot make it serve a stale answer).
+    cache: { maxBytes: 64 * 1024 * 1024, orgStateMs: 0 },
     seedDemo: false,
     ...opts.config,
   })

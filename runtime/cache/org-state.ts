@@ -1,0 +1,104 @@
+/**
+ * What a principal may see, without a database round trip on the hot path (docs/decisions.md "Hot reads"): each
+ * org's account and latest completed scan, and each user's grants, cached per process.
+ *
+ * Freshness: every change to `orgs` (an import flipping the latest scan, an org moved or removed) and to
+ * `user_org_access` (a grant added or removed) is announced by migration 006's triggers on the `orgscan_cache`
+ * channel; every process listens (PostgreSQL) and drops what changed, and the process that made a change drops it
+ * at once (`invalidate`). As a bound that holds even when a notification is lost (the listening connection
+ * dropped), org entries live at most `orgTtlMs` (default 1 s) and grants at most `grantTtlMs` (the key cache's
+ * bound, 5 s by default).
+ */
+import type postgres from 'postgres'
+import type { Clock } from '../config.ts'
+
+export interface OrgState {
+  accountId: string
+  /** The latest completed scan, or null before the first. */
+  scanId: string | null
+}
+
+/** Most entries of each map; past it, the oldest are dropped (they are re-read when needed). */
+const MAX_ENTRIES = 100_000
+
+export class OrgStateCache {
+  private readonly orgs = new Map<string, { state: OrgState | null; at: number }>()
+  private readonly grants = new Map<string, { granted: boolean; at: number }>()
+  /** Bumped by every invalidation: a lookup that started before one does not store its (maybe stale) answer. */
+  private generation = 0
+
+  constructor(
+    private readonly sql: postgres.Sql,
+    private readonly clock: Clock,
+    private readonly orgTtlMs: number,
+    private readonly grantTtlMs: number,
+  ) {}
+
+  /**
+   * The org's state when `accountId` owns it and `userId` (if any) was granted it; undefined otherwise (the caller
+   * then takes the uncached path, which tells 403 from 404).
+   */
+  async visible(orgId: string, accountId: string, userId: string | null): Promise<OrgState | undefined> {
+    const state = await this.org(orgId)
+    if (!state || state.accountId !== accountId) return undefined
+    if (userId !== null && !(await this.granted(userId, orgId))) return undefined
+    return state
+  }
+
+  private async org(orgId: string): Promise<OrgState | null> {
+    const now = this.clock()
+    const hit = this.orgs.get(orgId)
+    if (hit && now - hit.at < this.orgTtlMs) return hit.state
+    const gen = this.generation
+    const rows = await this.sql<{ account_id: string; scan_id: string | null }[]>`SELECT account_id::text AS account_id, latest_scan_id::text AS scan_id FROM orgs WHERE salesforce_id = ${orgId}`
+    const state = rows[0] ? { accountId: rows[0].account_id, scanId: rows[0].scan_id } : null
+    if (gen === this.generation && this.orgTtlMs > 0) remember(this.orgs, orgId, { state, at: now })
+    return state
+  }
+
+  private async granted(userId: string, orgId: string): Promise<boolean> {
+    const key = `${userId}:${orgId}`
+    const now = this.clock()
+    const hit = this.grants.get(key)
+    if (hit && now - hit.at < this.grantTtlMs) return hit.granted
+    const gen = this.generation
+    const rows = await this.sql`SELECT 1 FROM user_org_access WHERE user_id = ${userId}::bigint AND org_id = ${orgId}`
+    const granted = rows.length > 0
+    if (gen === this.generation && this.grantTtlMs > 0) remember(this.grants, key, { granted, at: now })
+    return granted
+  }
+
+  /** A statement read `scanId` for this org: when the cached state says otherwise, it is stale. */
+  observed(orgId: string, scanId: string | null): void {
+    const hit = this.orgs.get(orgId)
+    if (hit && hit.state?.scanId !== scanId) this.invalidate({ org: orgId })
+  }
+
+  /** Drops what changed: one org, one user's grants, or everything (no argument). */
+  invalidate(what?: { org?: string; user?: string }): void {
+    this.generation++
+    if (!what) {
+      this.orgs.clear()
+      this.grants.clear()
+      return
+    }
+    if (what.org) this.orgs.delete(what.org)
+    if (what.user) for (const k of this.grants.keys()) if (k.startsWith(`${what.user}:`)) this.grants.delete(k)
+  }
+}
+
+function remember<V>(m: Map<string, V>, k: string, v: V): void {
+  m.delete(k)
+  m.set(k, v)
+  if (m.size > MAX_ENTRIES) m.delete(m.keys().next().value!)
+}
+
+/** The channel of migration 006's triggers; payloads `org:<salesforceId>` and `grant:<userId>`. */
+export const CACHE_CHANNEL = 'orgscan_cache'
+
+/** Applies a notification of the cache channel. */
+export function applyCacheNotification(cache: OrgStateCache, payload: string | undefined): void {
+  if (payload?.startsWith('org:')) cache.invalidate({ org: payload.slice(4) })
+  else if (payload?.startsWith('grant:')) cache.invalidate({ user: payload.slice(6) })
+  else cache.invalidate()
+}
