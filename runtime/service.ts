@@ -137,7 +137,11 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     // on the embedded database every change is made in this process and reported through adminChanged).
     hot = { responses: new ResponseCache(config.cache.maxBytes), orgs: new OrgStateCache(db.read, clock, config.cache.orgStateMs, config.authCacheMs) }
     const h = hot
-    if (db.kind !== 'embedded') cacheListener = new LimitListener(db.sql, log, (payload) => applyCacheNotification(h.orgs, payload), CACHE_CHANNEL, 'hot reads: LISTEN failed; org and grant changes apply within ORGSCAN_ORG_CACHE_MS and ORGSCAN_AUTH_CACHE_MS')
+    const notified = (payload?: string) => {
+      if (payload?.startsWith('key:')) a.forget(payload.slice(4))
+      else applyCacheNotification(h.orgs, payload)
+    }
+    if (db.kind !== 'embedded') cacheListener = new LimitListener(db.sql, log, notified, CACHE_CHANNEL, 'hot reads: LISTEN failed; org and grant changes apply within ORGSCAN_ORG_CACHE_MS and ORGSCAN_AUTH_CACHE_MS')
     const pipeline = createPipeline({
       read: { sql: db.read, shapes: new PreparedShapes(), hot },
       quota,

@@ -93,12 +93,12 @@ function remember<V>(m: Map<string, V>, k: string, v: V): void {
   if (m.size > MAX_ENTRIES) m.delete(m.keys().next().value!)
 }
 
-/** The channel of migration 006's triggers; payloads `org:<salesforceId>` and `grant:<userId>`. */
+/** The channel of migration 006's triggers; payloads `org:<salesforceId>`, `grant:<userId>` and `key:<keyId>` (for the key cache). */
 export const CACHE_CHANNEL = 'orgscan_cache'
 
 /** Applies a notification of the cache channel. */
 export function applyCacheNotification(cache: OrgStateCache, payload: string | undefined): void {
   if (payload?.startsWith('org:')) cache.invalidate({ org: payload.slice(4) })
   else if (payload?.startsWith('grant:')) cache.invalidate({ user: payload.slice(6) })
-  else cache.invalidate()
+  else if (!payload?.startsWith('key:')) cache.invalidate()
 }
