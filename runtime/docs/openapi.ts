@@ -121,6 +121,20 @@ function getParams(c: CompiledResource): unknown[] {
   return ps
 }
 
+/** Revalidation of org-scoped answers: the If-None-Match parameter, the ETag and Cache-Control headers, the 304. */
+const IF_NONE_MATCH = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description: 'ETags of answers the client holds: when one is current, the answer is `304 Not Modified` with no body (still authenticated, and charged one unit like any read).',
+  schema: { type: 'string' },
+}
+const CACHE_HEADERS = {
+  ETag: { description: 'Strong tag of this answer: it changes when the org gets a new scan. Send it back in `If-None-Match`.', schema: { type: 'string' } },
+  'Cache-Control': { description: '`private, no-cache`: a client may keep the answer and must revalidate it (If-None-Match) before using it; shared caches must not keep it.', schema: { type: 'string' } },
+}
+const notModified = () => ({ description: 'Not Modified: the tag in If-None-Match is current; no body.', headers: { ...CACHE_HEADERS, ...VERSION_REFS, ...RATE_REFS } })
+
 /** A 200 answer's example (docs/examples.json): a real answer to the request it names. */
 function exampleOf(examples: DocExamples, tool: string | undefined): Record<string, unknown> {
   const ex = tool ? examples[tool] : undefined
@@ -203,13 +217,14 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
           summary: d.mcp.listTitle,
           description: d.description,
           tags: [d.title],
-          parameters: listParams(c),
+          parameters: [...listParams(c), ...(d.scope === 'org' ? [IF_NONE_MATCH] : [])],
           responses: {
             200: {
               description: d.unpaged ? 'Every record, in one page.' : 'A page of records.',
-              headers: { ...VERSION_REFS, ...RATE_REFS },
+              headers: { ...VERSION_REFS, ...RATE_REFS, ...(d.scope === 'org' ? CACHE_HEADERS : {}) },
               content: { 'application/json': { schema: { type: 'object', required: ['data', 'meta', 'links'], properties: { data: { type: 'array', items: listRecord }, meta: ref('ListMeta'), links: ref('Links') } }, ...exampleOf(examples, d.mcp.list) } },
             },
+            ...(d.scope === 'org' ? { 304: notModified() } : {}),
             ...errors(!!(d.filterable?.length || d.sortable?.length || d.sparseFields)),
           },
         },
@@ -224,9 +239,10 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
           summary: d.mcp.getTitle,
           description: d.description,
           tags: [d.title],
-          parameters: getParams(c),
+          parameters: [...getParams(c), ...(d.scope === 'org' ? [IF_NONE_MATCH] : [])],
           responses: {
-            200: { description: 'The record.', headers: { ...VERSION_REFS, ...RATE_REFS }, content: { 'application/json': { schema: { type: 'object', required: ['data'], properties: { data: ref(name) } }, ...exampleOf(examples, d.mcp.get) } } },
+            ...(d.scope === 'org' ? { 304: notModified() } : {}),
+            200: { description: 'The record.', headers: { ...VERSION_REFS, ...RATE_REFS, ...(d.scope === 'org' ? CACHE_HEADERS : {}) }, content: { 'application/json': { schema: { type: 'object', required: ['data'], properties: { data: ref(name) } }, ...exampleOf(examples, d.mcp.get) } } },
             ...errors(false),
           },
         },

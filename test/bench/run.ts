@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: seeds the demo data (one large org) into a throwaway PostgreSQL database, then measures with
  * autocannon, alternating in one run, (a) the bare-stack baseline, (b) the authenticated, quota-counted REST list
- * GET /v1/orgs/{orgId}/fields?limit=50 and (c) the MCP tool call it mirrors (tools/call list_org_fields, limit 50,
- * in a session), with the server's resident memory during and after each load. Prints req/s, p50/p99, memory and
+ * GET /v1/orgs/{orgId}/fields?limit=50 repeated (a response-cache hit), (c) a stream of distinct pages of it (cache
+ * misses), (d) the same request with If-None-Match (304) and (e) the MCP tool call it mirrors (tools/call
+ * list_org_fields, limit 50, in a session), with the server's resident memory during and after each load. Prints req/s, p50/p99, memory and
  * ratios; writes results/latest.json.
  *
  * Env: BENCH_DATABASE_URL (default TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test), BENCH_SECONDS (10),
@@ -61,12 +62,20 @@ function rssMb(pid: number | undefined): number | undefined {
   }
 }
 
-interface Load { url: string; headers: Record<string, string>; method?: 'GET' | 'POST'; body?: string }
+interface Load {
+  url: string
+  headers: Record<string, string>
+  method?: 'GET' | 'POST'
+  body?: string
+  /** A path per request (each distinct: the cache-miss stream); default: `url`'s path every time. */
+  nextPath?: () => string
+}
 
 async function measure(load: Load, duration: number, pid?: number): Promise<Measure> {
   let peak = 0
   const timer = setInterval(() => (peak = Math.max(peak, rssMb(pid) ?? 0)), 250)
-  const r = await autocannon({ url: load.url, connections, duration, headers: load.headers, method: load.method ?? 'GET', body: load.body, pipelining: 1 })
+  const requests = load.nextPath ? [{ method: 'GET' as const, setupRequest: (req: Record<string, unknown>) => ({ ...req, path: load.nextPath!() }) }] : undefined
+  const r = await autocannon({ url: load.url, connections, duration, headers: load.headers, method: load.method ?? 'GET', body: load.body, pipelining: 1, ...(requests ? { requests } : {}) })
   clearInterval(timer)
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts, rssPeakMb: peak || undefined }
 }
@@ -84,6 +93,19 @@ async function mcpLoad(base: string, auth: Record<string, string>, orgId: string
   const answer = (await check.json()) as { result?: { isError?: boolean; structuredContent?: { data: unknown[] } } }
   if (check.status !== 200 || answer.result?.isError || answer.result?.structuredContent?.data.length !== 50) throw new Error(`MCP tools/call answered ${check.status}: ${JSON.stringify(answer).slice(0, 300)}`)
   return load
+}
+
+/**
+ * Paths of the fields list that never repeat within a run (offset cycles over the org's fields, the limit moves on
+ * after each cycle): every request misses the response cache and reads the database, as a stream of new questions.
+ */
+function distinctPages(orgId: string, fields: number): () => string {
+  let i = 0
+  const span = Math.max(1, fields - 50)
+  return () => {
+    const k = i++
+    return `/v1/orgs/${orgId}/fields?limit=${50 + (Math.floor(k / span) % 150)}&offset=${k % span}`
+  }
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
@@ -117,7 +139,15 @@ try {
       name: 'service',
       // As deployed: the command, with the young-generation size of `npm start`.
       args: ['--max-semi-space-size=8', 'bin/orgscan.js', 'serve', '--json'],
-      loads: async (url) => [['rest', { url: url + path, headers: auth }], ['mcp', await mcpLoad(url, auth, org.salesforceId)]],
+      loads: async (url) => {
+        const etag = (await fetch(url + path, { headers: auth })).headers.get('etag')!
+        return [
+          ['rest', { url: url + path, headers: auth }],
+          ['rest-miss', { url: url + path, headers: auth, nextPath: distinctPages(org.salesforceId, n) }],
+          ['rest-304', { url: url + path, headers: { ...auth, 'if-none-match': etag } }],
+          ['mcp', await mcpLoad(url, auth, org.salesforceId)],
+        ]
+      },
     },
   ]
   const results: Record<string, Measure[]> = {}
@@ -146,9 +176,16 @@ try {
   log('\nmedian of rounds (rss: the highest seen; after = 15 s after the load):')
   for (const [k, s] of Object.entries(summary)) log(`  ${k.padEnd(8)} ${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50} ms  p99 ${s.p99} ms  ratio to baseline ${(s.rps / base).toFixed(2)}  rss peak ${s.rssPeakMb.toFixed(0)} MB, after ${s.rssAfterMb.toFixed(0)} MB`)
   log(`  mcp / rest ${(summary.mcp.rps / summary.rest.rps).toFixed(2)}`)
+  log(`  cache hit / baseline ${(summary.rest.rps / base).toFixed(2)} (target ≥ 5), miss / baseline ${(summary['rest-miss'].rps / base).toFixed(2)}, 304 / baseline ${(summary['rest-304'].rps / base).toFixed(2)}`)
   const out = {
     date: new Date().toISOString(),
-    endpoints: { baseline: 'node:http + the same SQL', rest: 'GET /v1/orgs/{orgId}/fields?limit=50', mcp: 'tools/call list_org_fields {orgId, limit: 50} in a 2025-11-25 session' },
+    endpoints: {
+      baseline: 'node:http + the same SQL',
+      rest: 'GET /v1/orgs/{orgId}/fields?limit=50, repeated (a response-cache hit)',
+      'rest-miss': 'GET /v1/orgs/{orgId}/fields with a distinct limit/offset every request (cache misses)',
+      'rest-304': 'GET /v1/orgs/{orgId}/fields?limit=50 with If-None-Match (304)',
+      mcp: 'tools/call list_org_fields {orgId, limit: 50} in a 2025-11-25 session (a hit)',
+    },
     orgFields: n, connections, seconds, rounds, scale, summary,
     ratios: { ...Object.fromEntries(Object.entries(summary).map(([k, s]) => [k, s.rps / base])), mcpToRest: summary.mcp.rps / summary.rest.rps },
   }
