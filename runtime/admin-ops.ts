@@ -115,14 +115,17 @@ export const ADMIN_OPS = {
   },
   import: {
     args: v.strictObject({ account: id, file: v.pipe(v.string(), v.minLength(1), v.maxLength(4096)) }),
-    run: (c: AdminContext, a: { account: string; file: string }) => {
+    run: async (c: AdminContext, a: { account: string; file: string }) => {
       let bundle: ScanBundle
       try {
         bundle = JSON.parse(readFileSync(a.file, 'utf8'))
       } catch (e) {
         throw new ImportError(`Cannot read ${a.file}: ${(e as Error).message.split('\n')[0]}`)
       }
-      return importScan(c.sql, c.resources, a.account, bundle, c.progress)
+      const r = await importScan(c.sql, c.resources, a.account, bundle, c.progress)
+      // The org's latest scan changed: the serving process drops its copy (hot reads) at once.
+      c.onChange?.({ account: a.account })
+      return r
     },
   },
 } as const

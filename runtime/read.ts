@@ -22,6 +22,11 @@ export type ReadResult = (
 ) & {
   /** Strong entity tag of an org-scoped answer: derived from the scan read and the canonical request. */
   etag?: string
+  /**
+   * The last rendering of a cached answer as bytes, for the REST path and query string it was rendered for (`at`): a
+   * repeated identical request writes these bytes as they are (runtime/http/rest.ts).
+   */
+  rendered?: { at: string; body: Buffer }
 }
 
 export interface ReadRequest {

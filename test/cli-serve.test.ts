@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import { spawn } from 'node:child_process'
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase } from './helpers/test-db.ts'
@@ -66,7 +66,8 @@ t.test('a port in use says which and how to change it', { skip: tdb.databaseUrl 
 
 t.test('while a server holds the embedded database, accounts, keys and import go through it', { skip: tdb.databaseUrl ? 'the embedded database only: PostgreSQL serves both at once' : false }, async (t) => {
   const dir = migratedFolder()
-  const server = await spawnServer({ ...env, ORGSCAN_DATA_DIR: dir, ORGSCAN_SEED_DEMO: 'false', ORGSCAN_AUTH_CACHE_MS: '500' })
+  // The org state is trusted for a minute here: only the import's own report can make the new scan visible at once.
+  const server = await spawnServer({ ...env, ORGSCAN_DATA_DIR: dir, ORGSCAN_SEED_DEMO: 'false', ORGSCAN_AUTH_CACHE_MS: '500', ORGSCAN_ORG_CACHE_MS: '60000' })
   t.teardown(() => server.stop(0))
   const at = { ORGSCAN_DATA_DIR: dir }
   const acct = await run(['accounts', 'create', '--name', 'Via socket', '--daily-limit', '5', '--json'], at)
@@ -82,6 +83,20 @@ t.test('while a server holds the embedded database, accounts, keys and import go
   const up = await run(['accounts', 'update', accountId, '--daily-limit', '7', '--json'], at)
   t.equal(JSON.parse(up.stdout).dailyLimit, 7)
   t.equal((await fetch(`${server.url}/v1/orgs`, { headers: auth })).headers.get('x-ratelimit-limit'), '7', 'a limit change applies at the next request')
+  const example = new URL('../examples/scan-bundle.json', import.meta.url).pathname
+  t.equal((await run(['import', '--account', accountId, example, '--json'], at)).code, 0, 'import through the server')
+  const bundle = JSON.parse(readFileSync(example, 'utf8'))
+  const fieldsPath = `${server.url}/v1/orgs/${bundle.org.salesforceId}/fields`
+  const before = ((await (await fetch(fieldsPath, { headers: auth })).json()) as { data: unknown[] }).data.length
+  bundle.scan = { ...bundle.scan, startedAt: '2026-10-27T03:48:00Z', completedAt: '2026-10-27T03:52:00Z' }
+  bundle.data.fields.pop()
+  const tmp = mkdtempSync(join(tmpdir(), 'orgscan-next-scan-'))
+  t.teardown(() => rmSync(tmp, { recursive: true, force: true }))
+  const next = join(tmp, 'next-scan.json')
+  writeFileSync(next, JSON.stringify(bundle))
+  t.equal((await run(['import', '--account', accountId, next, '--json'], at)).code, 0)
+  const after = ((await (await fetch(fieldsPath, { headers: auth })).json()) as { data: unknown[] }).data.length
+  t.equal(after, before - 1, 'a scan imported through the server is served by it at once')
   const listed = await run(['keys', 'list', '--account', accountId, '--json'], at)
   t.equal(JSON.parse(listed.stdout).length, 1)
   t.notOk(listed.stdout.includes(key.secret), 'list never shows the secret')

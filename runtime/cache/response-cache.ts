@@ -44,7 +44,8 @@ export class ResponseCache {
   }
 
   set(key: string, result: ReadResult): void {
-    // JS strings are UTF-16 in memory: two bytes per code unit.
+    // Two bytes per character: the records' JSON (one byte per character for the Latin-1 text V8 stores compactly)
+    // and its rendering as bytes, kept beside it for repeated requests (ReadResult.rendered).
     const bytes = 2 * (key.length + result.data.length) + ENTRY_OVERHEAD
     if (bytes > this.maxBytes / 8) return // one answer never takes more than an eighth of the cache
     const old = this.entries.get(key)

@@ -4,7 +4,7 @@ import { type ApiError, errorBody } from '../errors.ts'
 
 export type Headers = Record<string, string>
 
-export function sendJson(res: ServerResponse, status: number, body: string, headers: Headers = {}): void {
+export function sendJson(res: ServerResponse, status: number, body: string | Buffer, headers: Headers = {}): void {
   if (res.headersSent) return
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', ...headers })
   res.end(res.req.method === 'HEAD' ? undefined : body)

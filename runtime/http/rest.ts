@@ -59,7 +59,17 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
     // and 304 with no body when the client holds the current answer (docs/decisions.md "ETags").
     const tagged = { ...headers, ETag: etag, 'Cache-Control': 'private, no-cache' }
     if (matchesIfNoneMatch(req.headers['if-none-match'], etag)) return sendNotModified(res, tagged)
-    sendJson(res, 200, renderRead(out.result, (req.url ?? '').split('?')[0], qs), tagged)
+    // The bytes of the same answer to the same URL are kept with a cached answer: a repeated request reuses them.
+    const path = (req.url ?? '').split('?')[0]
+    const at = `${path}?${qs}`
+    const memo = out.result.rendered
+    let body: Buffer
+    if (memo?.at === at) body = memo.body
+    else {
+      body = Buffer.from(renderRead(out.result, path, qs))
+      out.result.rendered = { at, body }
+    }
+    sendJson(res, 200, body, tagged)
   }
 
   const add = (path: string, h: Handler) => {

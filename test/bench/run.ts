@@ -69,6 +69,8 @@ interface Load {
   body?: string
   /** A path per request (each distinct: the cache-miss stream); default: `url`'s path every time. */
   nextPath?: () => string
+  /** The status every answer has (default 200). */
+  expect?: number
 }
 
 async function measure(load: Load, duration: number, pid?: number): Promise<Measure> {
@@ -96,15 +98,15 @@ async function mcpLoad(base: string, auth: Record<string, string>, orgId: string
 }
 
 /**
- * Paths of the fields list that never repeat within a run (offset cycles over the org's fields, the limit moves on
- * after each cycle): every request misses the response cache and reads the database, as a stream of new questions.
+ * Pages of the fields list that do not repeat within a load (offsets 0–999, then the limit moves on by one): every
+ * request misses the response cache and reads the database. The same stream runs against the service with the
+ * cache off, so the two differ only by what the cache costs a miss.
  */
-function distinctPages(orgId: string, fields: number): () => string {
+function distinctPages(orgId: string): () => string {
   let i = 0
-  const span = Math.max(1, fields - 50)
   return () => {
     const k = i++
-    return `/v1/orgs/${orgId}/fields?limit=${50 + (Math.floor(k / span) % 150)}&offset=${k % span}`
+    return `/v1/orgs/${orgId}/fields?limit=${50 + (Math.floor(k / 1000) % 150)}&offset=${k % 1000}`
   }
 }
 
@@ -133,7 +135,7 @@ try {
   const env = { DATABASE_URL: dbUrl, ORGSCAN_PEPPER: pepper, BENCH_ACCOUNT_ID: org.accountId, PORT: '0', ORGSCAN_SEED_DEMO: 'false' }
 
   // Each target is a process; its loads are measured one after the other on it (REST and MCP on the same server).
-  const targets: Array<{ name: string; args: string[]; loads: (url: string) => Promise<Array<[string, Load]>> }> = [
+  const targets: Array<{ name: string; args: string[]; env?: Record<string, string>; loads: (url: string) => Promise<Array<[string, Load]>> }> = [
     { name: 'baseline', args: ['--import', 'tsx', 'test/bench/baseline-server.ts'], loads: async (url) => [['baseline', { url: url + path, headers: {} }]] },
     {
       name: 'service',
@@ -143,21 +145,31 @@ try {
         const etag = (await fetch(url + path, { headers: auth })).headers.get('etag')!
         return [
           ['rest', { url: url + path, headers: auth }],
-          ['rest-miss', { url: url + path, headers: auth, nextPath: distinctPages(org.salesforceId, n) }],
-          ['rest-304', { url: url + path, headers: { ...auth, 'if-none-match': etag } }],
+          ['rest-miss', { url: url + path, headers: auth, nextPath: distinctPages(org.salesforceId) }],
+          ['rest-304', { url: url + path, headers: { ...auth, 'if-none-match': etag }, expect: 304 }],
           ['mcp', await mcpLoad(url, auth, org.salesforceId)],
         ]
       },
+    },
+    {
+      // The same command with the response cache off: the misses of today's service, for the cost of a miss.
+      name: 'service without the cache',
+      args: ['--max-semi-space-size=8', 'bin/orgscan.js', 'serve', '--json'],
+      env: { ORGSCAN_CACHE_MB: '0' },
+      loads: async (url) => [
+        ['nocache', { url: url + path, headers: auth }],
+        ['nocache-miss', { url: url + path, headers: auth, nextPath: distinctPages(org.salesforceId) }],
+      ],
     },
   ]
   const results: Record<string, Measure[]> = {}
   for (let round = 1; round <= rounds; round++) {
     for (const tgt of targets) {
-      const { child, url } = await startChild(tgt.args, env)
+      const { child, url } = await startChild(tgt.args, { ...env, ...tgt.env })
       children.push(child)
       for (const [name, load] of await tgt.loads(url)) {
         const check = await fetch(load.url, { method: load.method ?? 'GET', headers: load.headers, body: load.body })
-        if (check.status !== 200) throw new Error(`${name} answered ${check.status}: ${await check.text()}`)
+        if (check.status !== (load.expect ?? 200)) throw new Error(`${name} answered ${check.status}: ${await check.text()}`)
         await measure(load, 2, child.pid) // warm-up
         const m = await measure(load, seconds, child.pid)
         await new Promise((r) => setTimeout(r, 15_000))
@@ -176,7 +188,8 @@ try {
   log('\nmedian of rounds (rss: the highest seen; after = 15 s after the load):')
   for (const [k, s] of Object.entries(summary)) log(`  ${k.padEnd(8)} ${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50} ms  p99 ${s.p99} ms  ratio to baseline ${(s.rps / base).toFixed(2)}  rss peak ${s.rssPeakMb.toFixed(0)} MB, after ${s.rssAfterMb.toFixed(0)} MB`)
   log(`  mcp / rest ${(summary.mcp.rps / summary.rest.rps).toFixed(2)}`)
-  log(`  cache hit / baseline ${(summary.rest.rps / base).toFixed(2)} (target ≥ 5), miss / baseline ${(summary['rest-miss'].rps / base).toFixed(2)}, 304 / baseline ${(summary['rest-304'].rps / base).toFixed(2)}`)
+  log(`  cache hit / baseline ${(summary.rest.rps / base).toFixed(2)} (target ≥ 5), 304 / baseline ${(summary['rest-304'].rps / base).toFixed(2)}`)
+  log(`  misses: with the cache / without ${(summary['rest-miss'].rps / summary['nocache-miss'].rps).toFixed(2)} (target ≥ 1, within noise); the repeated request without the cache / baseline ${(summary.nocache.rps / base).toFixed(2)}`)
   const out = {
     date: new Date().toISOString(),
     endpoints: {
@@ -184,10 +197,12 @@ try {
       rest: 'GET /v1/orgs/{orgId}/fields?limit=50, repeated (a response-cache hit)',
       'rest-miss': 'GET /v1/orgs/{orgId}/fields with a distinct limit/offset every request (cache misses)',
       'rest-304': 'GET /v1/orgs/{orgId}/fields?limit=50 with If-None-Match (304)',
+      nocache: 'GET /v1/orgs/{orgId}/fields?limit=50 repeated, ORGSCAN_CACHE_MB=0 (every request reads the database)',
+      'nocache-miss': 'the distinct-page stream, ORGSCAN_CACHE_MB=0',
       mcp: 'tools/call list_org_fields {orgId, limit: 50} in a 2025-11-25 session (a hit)',
     },
     orgFields: n, connections, seconds, rounds, scale, summary,
-    ratios: { ...Object.fromEntries(Object.entries(summary).map(([k, s]) => [k, s.rps / base])), mcpToRest: summary.mcp.rps / summary.rest.rps },
+    ratios: { ...Object.fromEntries(Object.entries(summary).map(([k, s]) => [k, s.rps / base])), mcpToRest: summary.mcp.rps / summary.rest.rps, missWithToWithoutCache: summary['rest-miss'].rps / summary['nocache-miss'].rps },
   }
   mkdirSync(new URL('results/', import.meta.url), { recursive: true })
   writeFileSync(new URL('results/latest.json', import.meta.url), JSON.stringify(out, null, 2) + '\n')
