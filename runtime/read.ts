@@ -23,10 +23,10 @@ export type ReadResult = (
   /** Strong entity tag of an org-scoped answer: derived from the scan read and the canonical request. */
   etag?: string
   /**
-   * The last rendering of a cached answer as bytes, for the REST path and query string it was rendered for (`at`): a
-   * repeated identical request writes these bytes as they are (runtime/http/rest.ts).
+   * The records' JSON as UTF-8 bytes (answers from the response cache, which keeps only these): REST writes them as
+   * they are, between the envelope's head and tail (runtime/envelope.ts `renderReadParts`); `data` decodes them.
    */
-  rendered?: { at: string; body: Buffer }
+  dataBytes?: Buffer
 }
 
 export interface ReadRequest {

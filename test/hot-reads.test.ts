@@ -123,7 +123,7 @@ t.test('MCP tool calls use the same cache', async (t) => {
 })
 
 t.test('bounded by bytes: the least recently used go first', async (t) => {
-  const small = await startTestService(t, { config: { cache: { maxBytes: 256 * 1024, orgStateMs: 0 } } })
+  const small = await startTestService(t, { config: { cache: { maxBytes: 128 * 1024, orgStateMs: 0 } } })
   const a = await small.keyHeader(org.accountId)
   for (let offset = 0; offset < 400; offset += 20) t.equal((await small.get(`/v1/orgs/${org.salesforceId}/fields?limit=20&offset=${offset}`, a)).status, 200)
   const s = small.svc.hot.responses.stats()

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import FindMyWay, { type HTTPVersion } from 'find-my-way'
 import { ApiError, toApiError } from '../errors.ts'
 import type { ServiceContext } from '../service-context.ts'
-import { renderRead } from '../envelope.ts'
+import { renderRead, renderReadParts } from '../envelope.ts'
 import type { Operation } from '../pipeline/pipeline.ts'
 import { parseQuery } from './query.ts'
 import { buildOpenApi } from '../docs/openapi.ts'
@@ -59,17 +59,10 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
     // and 304 with no body when the client holds the current answer (docs/decisions.md "ETags").
     const tagged = { ...headers, ETag: etag, 'Cache-Control': 'private, no-cache' }
     if (matchesIfNoneMatch(req.headers['if-none-match'], etag)) return sendNotModified(res, tagged)
-    // The bytes of the same answer to the same URL are kept with a cached answer: a repeated request reuses them.
     const path = (req.url ?? '').split('?')[0]
-    const at = `${path}?${qs}`
-    const memo = out.result.rendered
-    let body: Buffer
-    if (memo?.at === at) body = memo.body
-    else {
-      body = Buffer.from(renderRead(out.result, path, qs))
-      out.result.rendered = { at, body }
-    }
-    sendJson(res, 200, body, tagged)
+    const r = out.result
+    // An answer from the cache holds its records as bytes: written as they are, between the envelope's head and tail.
+    sendJson(res, 200, r.dataBytes ? renderReadParts(r as typeof r & { dataBytes: Buffer }, path, qs) : renderRead(r, path, qs), tagged)
   }
 
   const add = (path: string, h: Handler) => {
