@@ -134,7 +134,8 @@ function remember(db: ReadDb, scope: Scope, key: string | undefined, row: Result
   result.etag = etagOf(row.scan_id, key)
   if (db.hot) {
     db.hot.orgs.observed(scope.orgId!, row.scan_id)
-    if (db.hot.responses.enabled) db.hot.responses.set(`${row.scan_id}\n${key}`, result)
+    // The bytes kept are also what REST writes for this answer (no second encoding of the records).
+    if (db.hot.responses.enabled) result.dataBytes = db.hot.responses.set(`${row.scan_id}\n${key}`, result)
   }
   return result
 }

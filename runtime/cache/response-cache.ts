@@ -51,10 +51,11 @@ export class ResponseCache {
     return { ...e.result, dataBytes: body, get data() { return body.toString('utf8') } } as ReadResult
   }
 
-  set(key: string, result: ReadResult): void {
+  /** Keeps an answer; returns the records' JSON as the bytes it keeps (undefined when the answer is too large to keep). */
+  set(key: string, result: ReadResult): Buffer | undefined {
     const body = Buffer.from(result.data, 'utf8')
     const bytes = body.length + 2 * key.length + ENTRY_OVERHEAD
-    if (bytes > this.maxBytes / 8) return // one answer never takes more than an eighth of the cache
+    if (bytes > this.maxBytes / 8) return undefined // one answer never takes more than an eighth of the cache
     const { data: _data, dataBytes: _bytes, ...rest } = result
     const old = this.entries.get(key)
     if (old) {
@@ -69,6 +70,7 @@ export class ResponseCache {
       this.bytes -= e.bytes
       this.counts.evictions++
     }
+    return body
   }
 
   stats(): ResponseCacheStats {
