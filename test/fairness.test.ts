@@ -10,8 +10,9 @@ import { startTestService } from './helpers/service.ts'
 import { updateAccount } from '../runtime/admin.ts'
 import { percentile, starvationAttack } from './attack/tenant-starvation.ts'
 
-// The production key cache (tests default to none): B's requests then need the database once, for their read.
-const ts = await startTestService(t, { seedScale: 0.2, config: { authCacheMs: 5000 } })
+// The production key cache (tests default to none): B's requests then need the database once, for their read. No
+// response cache: this is about the database's fair share, so every B request must read the database too.
+const ts = await startTestService(t, { seedScale: 0.2, config: { authCacheMs: 5000, cache: { maxBytes: 0, orgStateMs: 0 } } })
 const large = ts.seed.orgs.find((o) => o.large)!
 const other = ts.seed.orgs.find((o) => o.accountId !== large.accountId && o.scans > 0)!
 for (const id of [large.accountId, other.accountId]) await updateAccount(ts.svc.db.sql, id, { dailyLimit: 1_000_000, monthlyLimit: 1_000_000 })
@@ -33,4 +34,5 @@ t.test('16 concurrent worst-case filters from A do not starve B', async (t) => {
   t.ok(p99 < 1000, `B's p99 is under 1 s (${p99.toFixed(0)} ms)`)
   t.ok((report.attacker.statuses[200] ?? 0) > 0, "A's expensive requests were served too (legal, just expensive)")
   t.notOk(Object.keys(report.attacker.statuses).some((s) => s.startsWith('5')), 'A got no 5xx either')
+  t.equal(ts.svc.hot.responses.stats().hits, 0, 'every request read the database (no response cache)')
 })

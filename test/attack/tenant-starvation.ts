@@ -1,6 +1,7 @@
 /**
- * The tenant-starvation attack: account A keeps `concurrency` of the most expensive legal requests in flight while
- * account B sends ordinary requests one after the other; reports what B saw. Used by test/fairness.test.ts; also
+ * The tenant-starvation attack: account A keeps `concurrency` of the most expensive legal requests in flight (each
+ * one distinct, so no response cache can answer it) while account B sends ordinary requests one after the other;
+ * reports what B saw. Used by test/fairness.test.ts; also
  * runnable against any server:
  *
  *   node --import tsx test/attack/tenant-starvation.ts URL A_KEY_ID:A_SECRET A_ORG_ID B_KEY_ID:B_SECRET B_ORG_ID [SECONDS]
@@ -35,16 +36,29 @@ function get(agent: Agent, base: URL, path: string, authorization: string): Prom
 
 const count = (m: Record<number, number>, s: number) => (m[s] = (m[s] ?? 0) + 1)
 
+/**
+ * The same expensive request made unique (`and(F, not(eq(field,nonce-k)))`, on a field the filter already reads: the
+ * cost of the filter is unchanged), so a server's response cache cannot answer it — as an attacker would.
+ */
+function distinct(path: string, k: number): string {
+  const filter = decodeURIComponent(/filter=([^&]*)/.exec(path)?.[1] ?? '')
+  // A filter already at the length limit (4,096) stays as it is; its page size varies instead (the filter's cost is the same).
+  if (filter.length > 4000) return path.replace(/limit=200/, `limit=${200 - (k % 150)}`)
+  const field = /\((\w+),/.exec(filter)?.[1] ?? 'id'
+  return path.replace(/filter=[^&]*/, `filter=${encodeURIComponent(`and(${filter},not(eq(${field},nonce-${k})))`)}`)
+}
+
 export async function starvationAttack(o: { url: string; attacker: Party; victim: Party; seconds: number; concurrency: number }): Promise<AttackReport> {
   const base = new URL(o.url)
   const until = Date.now() + o.seconds * 1000
   const report: AttackReport = { victim: { latenciesMs: [], statuses: {} }, attacker: { statuses: {} } }
   const attackerAgent = new Agent({ keepAlive: true, maxSockets: o.concurrency })
   const victimAgent = new Agent({ keepAlive: true, maxSockets: 1 })
+  let nonce = 0
   const attacker = async (n: number) => {
     for (let i = n; Date.now() < until; i++) {
       const w = WORST_FILTERS[i % WORST_FILTERS.length]
-      count(report.attacker.statuses, await get(attackerAgent, base, `/v1/orgs/${o.attacker.orgId}/${w.path}`, o.attacker.authorization))
+      count(report.attacker.statuses, await get(attackerAgent, base, `/v1/orgs/${o.attacker.orgId}/${distinct(w.path, nonce++)}`, o.attacker.authorization))
     }
   }
   const victim = async () => {
