@@ -29,7 +29,8 @@ t.test('connections terminated under load', { skip: PG ? false : 'needs TEST_DAT
   const pepper = 'faults-pepper-0123456789abcdefghijklmn'
   const key = await createKey(sql, pepper, org.accountId)
   const auth = basic(key.keyId, key.secret)
-  const server = await spawnServer({ ...process.env, DATABASE_URL: url, ORGSCAN_PEPPER: pepper, ORGSCAN_SEED_DEMO: 'false' })
+  // No response cache: every request must read through the connections being killed.
+  const server = await spawnServer({ ...process.env, DATABASE_URL: url, ORGSCAN_PEPPER: pepper, ORGSCAN_SEED_DEMO: 'false', ORGSCAN_CACHE_MB: '0' })
   t.teardown(() => server.stop(0))
   const base = server.url
   const get = async (path: string) => {
