@@ -40,6 +40,8 @@ export interface Config {
   authFailures: { ratePerSecond: number; burst: number }
   /** Request reads on PostgreSQL are cancelled by the server after this long (0: never). Ignored by the embedded database. */
   statementTimeoutMs: number
+  /** How long a stopping process lets answers in progress finish (SIGTERM), ms. */
+  drainMs: number
   /** Hot reads (runtime/cache/): the response cache's bound in bytes (0: off), and how long an org's state is trusted. */
   cache: { maxBytes: number; orgStateMs: number }
   /** Fair share per process (docs/decisions.md): requests of one account reading at once, waiting, and the longest wait. */
@@ -118,6 +120,7 @@ const EnvSchema = v.object({
   ORGSCAN_AUTH_FAILURE_BURST: v.optional(intFromEnv(1, 1_000_000), '100'),
   ORGSCAN_STATEMENT_TIMEOUT_MS: v.optional(intFromEnv(0, 600_000), '5000'),
   ORGSCAN_CACHE_MB: v.optional(intFromEnv(0, 1_000_000), '64'),
+  ORGSCAN_DRAIN_MS: v.optional(intFromEnv(0, 600_000), '10000'),
   ORGSCAN_ORG_CACHE_MS: v.optional(intFromEnv(0, 60_000), '1000'),
   ORGSCAN_ACCOUNT_CONCURRENCY: v.optional(v.union([v.literal('auto'), intFromEnv(1, 1000)]), 'auto'),
   ORGSCAN_ACCOUNT_QUEUE: v.optional(intFromEnv(0, 100_000), '1000'),
@@ -233,6 +236,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     authFailures: { ratePerSecond: e.ORGSCAN_AUTH_FAILURE_RATE, burst: e.ORGSCAN_AUTH_FAILURE_BURST },
     statementTimeoutMs: e.ORGSCAN_STATEMENT_TIMEOUT_MS,
     cache: { maxBytes: e.ORGSCAN_CACHE_MB * 1024 * 1024, orgStateMs: e.ORGSCAN_ORG_CACHE_MS },
+    drainMs: e.ORGSCAN_DRAIN_MS,
     fairShare: { perAccount: e.ORGSCAN_ACCOUNT_CONCURRENCY, queueDepth: e.ORGSCAN_ACCOUNT_QUEUE, maxWaitMs: e.ORGSCAN_ACCOUNT_QUEUE_WAIT_MS },
     mcp: {
       port: e.MCP_PORT,

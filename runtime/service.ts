@@ -33,6 +33,7 @@ import { createOAuthServer, type OAuthServer } from './oauth/server.ts'
 import { ResponseCache } from './cache/response-cache.ts'
 import { applyCacheNotification, CACHE_CHANNEL, OrgStateCache } from './cache/org-state.ts'
 import { LimitListener } from './quota/limit-listener.ts'
+import { buildHealthRoutes } from './http/health.ts'
 
 function listen(server: Server, port: number, host: string): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
@@ -92,7 +93,11 @@ export interface RunningService {
   hot: { responses: ResponseCache; orgs: OrgStateCache }
   /** Resolves once this process listens for org and grant changes (PostgreSQL; at once on the embedded database). */
   cacheListenerReady(): Promise<void>
-  close(): Promise<void>
+  /**
+   * Graceful stop: stops accepting, lets answers in progress finish for up to `graceMs` (default 10 s), then returns
+   * unused quota, ends sessions' timers and closes the database.
+   */
+  close(graceMs?: number): Promise<void>
 }
 
 export async function startService(config: Config, opts: ServiceOptions): Promise<RunningService> {
@@ -113,6 +118,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   let closeMcp: (() => Promise<void>) | undefined
   let adminSocket: AdminSocket | undefined
   let oauth: OAuthServer | undefined
+  const lifecycle = { inFlight: 0, draining: false }
   let hot: { responses: ResponseCache; orgs: OrgStateCache } | undefined
   let cacheListener: LimitListener | undefined
   const servers: Server[] = []
@@ -169,6 +175,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     const guard = new BurstGuard({ ...config.burstGuard, clock })
     const options: HttpServerOptions = {
       tls: config.tls,
+      lifecycle,
       // Every REST response under /v1 carries the version that handled it, errors included; MCP responses do not.
       headersFor: (path): Record<string, string> => ((path === '/v1' || path.startsWith('/v1/')) && path !== '/v1/mcp' ? { [VERSION_HEADER]: '1' } : {}),
       // Edge shedding before anything else: a bare 429, no body, no X-RateLimit-*.
@@ -180,11 +187,12 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
           }
         : undefined,
     }
-    const rest = [buildDiscoveryRoutes(config.versions, clock), buildRestRouter(ctx), buildReferenceRoutes()]
+    const health = buildHealthRoutes({ sql: db.sql, draining: () => lifecycle.draining })
+    const rest = [buildDiscoveryRoutes(config.versions, clock), health, buildRestRouter(ctx), buildReferenceRoutes()]
     const separateMcp = config.mcp.port !== undefined
     const server = await listen(createHttpServer(separateMcp ? rest : [...rest, mcp.routes, o.routes], options), config.port, config.host)
     servers.push(server)
-    if (separateMcp) servers.push(await listen(createHttpServer([buildDiscoveryRoutes(config.mcp.versions, clock), mcp.routes, o.routes], options), config.mcp.port!, config.host))
+    if (separateMcp) servers.push(await listen(createHttpServer([buildDiscoveryRoutes(config.mcp.versions, clock), health, mcp.routes, o.routes], options), config.mcp.port!, config.host))
     const address = (s: Server) => `${config.tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${(s.address() as AddressInfo).port}`
     const publicUrl = config.oauth.publicUrl
     o.setUrls({
@@ -227,13 +235,18 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       adminChanged,
       hot: h,
       cacheListenerReady: () => cacheListener?.ready() ?? Promise.resolve(),
-      async close() {
+      async close(graceMs = 10_000) {
         if (closed) return
         closed = true
-        await Promise.all(servers.map((s) => new Promise<void>((r) => {
-          s.closeAllConnections()
-          s.close(() => r())
-        })))
+        // Drain: /readyz turns 503, no new connections, idle keep-alive connections closed, answers in progress
+        // finish (with Connection: close) for up to graceMs; then whatever is left is cut.
+        lifecycle.draining = true
+        const stopped = Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))))
+        for (const s of servers) s.closeIdleConnections()
+        const until = Date.now() + graceMs
+        while (lifecycle.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
+        for (const s of servers) s.closeAllConnections()
+        await stopped
         await adminSocket?.close()
         await closeMcp?.()
         o.close()

@@ -72,8 +72,8 @@ export async function serve(config: Config, opts: { json: boolean }): Promise<vo
   const stop = (signal: string) => {
     if (stopping) return
     stopping = true
-    say(`${signal} received, shutting down…`)
-    svc.close().then(
+    say(`${signal} received: draining (answers in progress finish, up to ${config.drainMs} ms), then shutting down…`)
+    svc.close(config.drainMs).then(
       () => process.exit(0),
       (e) => {
         log.error({ msg: 'shutdown failed', err: e })

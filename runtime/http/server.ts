@@ -8,6 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
 import type { Socket } from 'node:net'
+import { randomUUID } from 'node:crypto'
 import { ApiError } from '../errors.ts'
 import { sendError } from './respond.ts'
 
@@ -31,7 +32,15 @@ export interface HttpServerOptions {
   headersFor?: (path: string) => Record<string, string>
   /** Serve HTTPS with this certificate and key (PEM). */
   tls?: { cert: Buffer; key: Buffer }
+  /**
+   * Shared with the service: requests being answered now (`inFlight`), and whether it is draining for shutdown
+   * (answers then carry `Connection: close`, so clients reconnect to another process).
+   */
+  lifecycle?: { inFlight: number; draining: boolean }
 }
+
+/** An incoming X-Request-Id is kept when it is well formed; otherwise one is made. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /**
  * TLS 1.2 and 1.3 only, with FIPS-approved suites: ECDHE key exchange with AES-GCM. No CBC, RC4, 3DES, and no
@@ -68,12 +77,19 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     return st
   }
   const httpOptions = { maxHeaderSize: 16384, requestTimeout: 30_000, headersTimeout: 20_000, keepAliveTimeout: 5_000, requireHostHeader: false }
+  const life = opts.lifecycle
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     const st = stateOf(req.socket)
     st.open++
+    if (life) life.inFlight++
     res.once('close', () => {
+      if (life) life.inFlight--
       if (--st.open === 0 && st.pendingError !== undefined && req.socket.writable) req.socket.end(st.pendingError)
     })
+    // Every answer carries a request id (the caller's, when well formed) for logs and support.
+    const incoming = req.headers['x-request-id']
+    res.setHeader('X-Request-Id', typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID())
+    if (life?.draining) res.setHeader('Connection', 'close')
     try {
       if (req.httpVersion === '1.1' && req.headers.host === undefined) {
         return sendError(res, new ApiError('invalid_parameter', 'HTTP/1.1 requests need a Host header.', { headers: { Connection: 'close' } }))

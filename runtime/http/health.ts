@@ -1,0 +1,49 @@
+/**
+ * Health for orchestrators and load balancers (docs/operating.md "Health"): unversioned, unauthenticated, free.
+ *   GET /healthz — the process is up and answering: 200 {"status":"ok"}.
+ *   GET /readyz  — it should get traffic: the database answers (within 2 s), every migration this build knows is
+ *                  applied, and it is not draining for shutdown. 200 {"status":"ready"}, else 503 {"status":
+ *                  "not ready","reasons":[…]} with Retry-After, so a balancer takes it out before it stops.
+ */
+import type { ServerResponse } from 'node:http'
+import FindMyWay, { type HTTPVersion } from 'find-my-way'
+import type postgres from 'postgres'
+import { listMigrations } from '../db/migrate.ts'
+import { raceDeadline } from '../db/deadline.ts'
+import { sendJson } from './respond.ts'
+import type { Routes } from './server.ts'
+
+export interface HealthDeps {
+  sql: postgres.Sql
+  draining(): boolean
+}
+
+const LATEST = Math.max(...listMigrations().map((m) => m.version))
+const CHECK_MS = 2000
+
+async function problems(d: HealthDeps): Promise<string[]> {
+  const reasons: string[] = []
+  if (d.draining()) reasons.push('draining for shutdown')
+  try {
+    const rows = await raceDeadline(d.sql<{ v: number }[]>`SELECT coalesce(max(version), 0)::int AS v FROM schema_migrations`, {
+      ms: CHECK_MS,
+      expired: () => new Error(`the database did not answer within ${CHECK_MS} ms`),
+    })
+    if (rows[0].v < LATEST) reasons.push(`migrations not current (database at ${rows[0].v}, this build needs ${LATEST})`)
+  } catch (e) {
+    reasons.push(e instanceof Error && e.message.startsWith('the database did not') ? e.message : 'the database is unreachable')
+  }
+  return reasons
+}
+
+export function buildHealthRoutes(d: HealthDeps): Routes {
+  const router = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: false, caseSensitive: true })
+  router.on(['GET', 'HEAD'], '/healthz', (_req, res) => sendJson(res as ServerResponse, 200, '{"status":"ok"}'))
+  router.on(['GET', 'HEAD'], '/readyz', (_req, res) => {
+    void problems(d).then((reasons) => {
+      if (reasons.length === 0) return sendJson(res as ServerResponse, 200, '{"status":"ready"}')
+      sendJson(res as ServerResponse, 503, JSON.stringify({ status: 'not ready', reasons }), { 'Retry-After': '5' })
+    })
+  })
+  return { router, allow: ['GET', 'HEAD'] }
+}
