@@ -34,6 +34,7 @@ import { ResponseCache } from './cache/response-cache.ts'
 import { applyCacheNotification, CACHE_CHANNEL, OrgStateCache } from './cache/org-state.ts'
 import { LimitListener } from './quota/limit-listener.ts'
 import { buildHealthRoutes } from './http/health.ts'
+import type { AccessLog } from './http/access-log.ts'
 
 function listen(server: Server, port: number, host: string): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
@@ -71,6 +72,8 @@ export interface ServiceOptions {
   mcpExtraTools?: readonly McpTool[]
   /** The quota engine; default: the leasing PostgreSQL engine (runtime/quota/factory.ts). */
   quota?: QuotaFactory
+  /** Where the access log goes (one line per answered request); none without it. */
+  accessLog?: AccessLog
 }
 
 export interface RunningService {
@@ -176,6 +179,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     const options: HttpServerOptions = {
       tls: config.tls,
       lifecycle,
+      accessLog: opts.accessLog,
       // Every REST response under /v1 carries the version that handled it, errors included; MCP responses do not.
       headersFor: (path): Record<string, string> => ((path === '/v1' || path.startsWith('/v1/')) && path !== '/v1/mcp' ? { [VERSION_HEADER]: '1' } : {}),
       // Edge shedding before anything else: a bare 429, no body, no X-RateLimit-*.

@@ -1,4 +1,5 @@
 /** `orgscan serve`: starts the service, seeds demo data on an empty database, prints how to call it. */
+import pino from 'pino'
 import { prompts, registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
 import type { Config } from '../../runtime/config.ts'
@@ -22,10 +23,14 @@ export async function serve(config: Config, opts: { json: boolean }): Promise<vo
   const log = createLogger()
   installProcessGuard(log)
   const say = (s: string) => process.stderr.write(s + '\n')
+  // The access log: pino, asynchronous, written in blocks of 4 KB on stderr (flushed on exit).
+  const accessOut = config.accessLog ? pino.destination({ fd: 2, sync: false, minLength: 4096 }) : undefined
+  const access = accessOut ? pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, accessOut) : undefined
   const svc = await startService(config, {
     registry,
     prompts,
     log,
+    accessLog: access ? (line) => access.info(line) : undefined,
     onEmptyDatabase: async ({ db, pepper, resources }) => {
       if (!config.seedDemo) return
       say(`First start: seeding demo data into ${db.describe} (scale ${config.seedScale}; set ORGSCAN_SEED_DEMO=false to skip)…`)
@@ -74,7 +79,10 @@ export async function serve(config: Config, opts: { json: boolean }): Promise<vo
     stopping = true
     say(`${signal} received: draining (answers in progress finish, up to ${config.drainMs} ms), then shutting down…`)
     svc.close(config.drainMs).then(
-      () => process.exit(0),
+      () => {
+        accessOut?.flushSync()
+        process.exit(0)
+      },
       (e) => {
         log.error({ msg: 'shutdown failed', err: e })
         process.exit(1)

@@ -7,6 +7,7 @@ import FindMyWay, { type HTTPVersion } from 'find-my-way'
 import { ApiError, toApiError } from '../errors.ts'
 import type { ServiceContext } from '../service-context.ts'
 import { renderRead, renderReadParts } from '../envelope.ts'
+import { notePrincipal } from './access-log.ts'
 import type { Operation } from '../pipeline/pipeline.ts'
 import { parseQuery } from './query.ts'
 import { buildOpenApi } from '../docs/openapi.ts'
@@ -40,6 +41,7 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
     let principal
     try {
       principal = await ctx.pipeline.authenticate(req.headers.authorization, req.socket.remoteAddress, 'rest')
+      notePrincipal(req, principal)
     } catch (e) {
       let err = toApiError(e)
       if (err.status === 401) err = new ApiError(err.code, err.message, { ...err.extras, headers: { ...err.extras.headers, 'WWW-Authenticate': ctx.challenge('rest') } })

@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https'
 import type { Socket } from 'node:net'
 import { randomUUID } from 'node:crypto'
+import { accessLine, noteRoute, type AccessLog } from './access-log.ts'
 import { ApiError } from '../errors.ts'
 import { sendError } from './respond.ts'
 
@@ -37,6 +38,8 @@ export interface HttpServerOptions {
    * (answers then carry `Connection: close`, so clients reconnect to another process).
    */
   lifecycle?: { inFlight: number; draining: boolean }
+  /** One line per answered request (runtime/http/access-log.ts). */
+  accessLog?: AccessLog
 }
 
 /** An incoming X-Request-Id is kept when it is well formed; otherwise one is made. */
@@ -78,17 +81,21 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
   }
   const httpOptions = { maxHeaderSize: 16384, requestTimeout: 30_000, headersTimeout: 20_000, keepAliveTimeout: 5_000, requireHostHeader: false }
   const life = opts.lifecycle
+  const log = opts.accessLog
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     const st = stateOf(req.socket)
+    const startedAt = log ? performance.now() : 0
     st.open++
     if (life) life.inFlight++
-    res.once('close', () => {
-      if (life) life.inFlight--
-      if (--st.open === 0 && st.pendingError !== undefined && req.socket.writable) req.socket.end(st.pendingError)
-    })
     // Every answer carries a request id (the caller's, when well formed) for logs and support.
     const incoming = req.headers['x-request-id']
-    res.setHeader('X-Request-Id', typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID())
+    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
+    res.setHeader('X-Request-Id', requestId)
+    res.once('close', () => {
+      if (life) life.inFlight--
+      if (log) log(accessLine(req, res.statusCode, startedAt, requestId, !res.writableFinished))
+      if (--st.open === 0 && st.pendingError !== undefined && req.socket.writable) req.socket.end(st.pendingError)
+    })
     if (life?.draining) res.setHeader('Connection', 'close')
     try {
       if (req.httpVersion === '1.1' && req.headers.host === undefined) {
@@ -100,8 +107,10 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
       const path = url.split('?')[0]
       const method = req.method ?? 'GET'
       const headers = opts.headersFor?.(path) ?? {}
-      const found = routes.find((r) => r.allow.includes(method) && r.router.find(method as 'GET', path))
+      let match: { params?: Record<string, string | undefined> } | null = null
+      const found = routes.find((r) => r.allow.includes(method) && (match = r.router.find(method as 'GET', path) as typeof match))
       if (found) {
+        if (log) noteRoute(req, path, match!.params)
         found.router.lookup(req, res)
         return
       }

@@ -11,6 +11,7 @@
  * No API-version header is sent on MCP responses: MCP reports deprecation in `server_info`, except on the
  * unversioned `/mcp`, which carries `Deprecation` and `Sunset` until it is removed.
  */
+import { notePrincipal } from '../http/access-log.ts'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way'
 import { classifyInboundRequest, createMcpHandler, isInitializeRequest, isJsonContentType, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/server'
@@ -65,7 +66,9 @@ export function buildMcpRouter(d: McpEndpointDeps) {
 
   async function authenticate(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>): Promise<Principal | undefined> {
     try {
-      return await pipeline.authenticate(req.headers.authorization, req.socket.remoteAddress, 'mcp')
+      const p = await pipeline.authenticate(req.headers.authorization, req.socket.remoteAddress, 'mcp')
+      notePrincipal(req, p)
+      return p
     } catch (e) {
       const err = toApiError(e)
       if (err.extras.bare) {

@@ -9,6 +9,8 @@ export interface ServerProcess {
   info: { url: string; mcpUrl: string; demoKey: { keyId: string; secret: string } | null; demoSignIn?: { email: string; password: string } | null }
   /** Exit code once exited, else null. */
   exitCode(): number | null
+  /** What it wrote on stderr so far (progress, logs, the access log). */
+  stderr(): string
   /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code. */
   stop(graceMs?: number): Promise<number | null>
 }
@@ -31,6 +33,7 @@ export function spawnServer(env: Record<string, string | undefined>): Promise<Se
         url: info.url,
         info,
         exitCode: () => exit,
+        stderr: () => stderr,
         async stop(graceMs = 15_000) {
           if (exit !== null) return exit
           const kill = setTimeout(() => child.kill('SIGKILL'), graceMs)

@@ -32,7 +32,7 @@ export function basic(keyId: string, secret: string): string {
 
 export async function startTestService(
   t: Test,
-  opts: { config?: Partial<Config>; clock?: Clock; quota?: ServiceOptions['quota']; seed?: boolean; seedScale?: number; mcpExtraTools?: ServiceOptions['mcpExtraTools']; registry?: ServiceOptions['registry'] } = {},
+  opts: { config?: Partial<Config>; clock?: Clock; quota?: ServiceOptions['quota']; seed?: boolean; seedScale?: number; mcpExtraTools?: ServiceOptions['mcpExtraTools']; registry?: ServiceOptions['registry']; accessLog?: ServiceOptions['accessLog'] } = {},
 ): Promise<TestService> {
   // A copy of the run's seeded template when the test wants the default demo data, else of the empty one.
   const scale = opts.seedScale ?? SEED_SCALE
@@ -59,6 +59,7 @@ export async function startTestService(
     clock: opts.clock,
     log: createLogger(() => undefined),
     quota: opts.quota,
+    accessLog: opts.accessLog,
     onEmptyDatabase: async ({ db: d, resources }) => {
       if (opts.seed !== false) seed = await seedDemo(d.sql, resources, { scale })
     },

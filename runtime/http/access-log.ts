@@ -1,0 +1,88 @@
+/**
+ * The access log (docs/operating.md "Logs"): one JSON line per answered request — method, route template (never the
+ * concrete path or its query string, which may carry filter values), status, duration, request id, and who called
+ * (account, API key id or OAuth client id, user). Never a secret, a token or a header. Written with pino
+ * (asynchronously, in blocks) by `orgscan serve`; a service started without an access log writes none.
+ */
+import type { IncomingMessage } from 'node:http'
+import type { Principal } from '../auth/principal.ts'
+
+export interface AccessLine {
+  msg: 'request'
+  method: string
+  /** The route template (`/v1/orgs/:orgId/fields`), `(unmatched)` when no route took the request. */
+  route: string
+  status: number
+  durationMs: number
+  requestId: string
+  accountId?: string
+  /** The API key id or the OAuth client id: never a secret. */
+  keyId?: string
+  userId?: string
+  /** Set when the client went away before the answer was complete. */
+  aborted?: true
+}
+
+export type AccessLog = (line: AccessLine) => void
+
+interface Facts {
+  route?: string
+  principal?: Principal
+}
+
+const facts = new WeakMap<IncomingMessage, Facts>()
+
+const of = (req: IncomingMessage): Facts => {
+  let f = facts.get(req)
+  if (!f) facts.set(req, (f = {}))
+  return f
+}
+
+/** The route that took the request, as a template: each path parameter's segment replaced by `:name`. */
+export function noteRoute(req: IncomingMessage, path: string, params: Record<string, string | undefined> | undefined): void {
+  let route = path
+  if (params) {
+    const byValue = new Map(Object.entries(params).filter(([, v]) => v !== undefined).map(([k, v]) => [v!, k]))
+    route = path
+      .split('/')
+      .map((seg) => {
+        const name = byValue.get(decodeSegment(seg))
+        return name === undefined ? seg : `:${name}`
+      })
+      .join('/')
+  }
+  of(req).route = route
+}
+
+function decodeSegment(s: string): string {
+  try {
+    return decodeURIComponent(s)
+  } catch {
+    return s
+  }
+}
+
+/** Who the request authenticated as (REST and MCP call this once they know). */
+export function notePrincipal(req: IncomingMessage, p: Principal): void {
+  of(req).principal = p
+}
+
+export function accessLine(req: IncomingMessage, status: number, startedAt: number, requestId: string, aborted: boolean): AccessLine {
+  const f = facts.get(req)
+  const line: AccessLine = {
+    msg: 'request',
+    method: req.method ?? 'GET',
+    route: f?.route ?? '(unmatched)',
+    status,
+    durationMs: Math.round((performance.now() - startedAt) * 100) / 100,
+    requestId,
+  }
+  const p = f?.principal
+  if (p) {
+    line.accountId = p.accountId
+    line.keyId = p.credentialId
+    if (p.userId) line.userId = p.userId
+  }
+  if (aborted) line.aborted = true
+  return line
+}

@@ -1,0 +1,63 @@
+/**
+ * The access log (docs/operating.md "Logs"): one line per answered request with the method, the route template,
+ * the status, the duration, the request id the client saw, and who called — never the concrete path, the query
+ * string (filter values), a secret or a token; `orgscan serve` writes it as JSON lines on stderr (pino).
+ */
+import t from 'tap'
+import { startTestService, basic } from './helpers/service.ts'
+import { spawnServer } from './helpers/server-process.ts'
+import { createTestDatabase } from './helpers/test-db.ts'
+import { mcpClient } from './helpers/mcp.ts'
+import { createKey } from '../runtime/admin.ts'
+import type { AccessLine } from '../runtime/http/access-log.ts'
+
+t.test('one line per request, with the route template and the caller, nothing secret', async (t) => {
+  const lines: AccessLine[] = []
+  const ts = await startTestService(t, { accessLog: (l) => lines.push(l) })
+  const org = ts.seed.orgs.find((o) => o.large)!
+  const key = await createKey(ts.svc.db.sql, ts.svc.pepper, org.accountId)
+  const auth = basic(key.keyId, key.secret)
+  const secretFilter = 'eq(apiName,Very_Private_Value__c)'
+  const lastFor = async (path: string, a: string | null, init?: RequestInit) => {
+    const r = await ts.get(path, a, init)
+    await new Promise((res) => setImmediate(res)) // the line is written when the answer closes
+    return { r, line: lines.at(-1)! }
+  }
+  const list = await lastFor(`/v1/orgs/${org.salesforceId}/fields?filter=${encodeURIComponent(secretFilter)}&limit=2`, auth)
+  t.match(list.line, { msg: 'request', method: 'GET', route: '/v1/orgs/:orgId/fields', status: 200, accountId: org.accountId, keyId: key.keyId })
+  t.equal(list.line.requestId, list.r.headers.get('x-request-id'), 'the request id the client saw')
+  t.type(list.line.durationMs, 'number')
+  const id = list.r.body.data[0]?.id ?? 1
+  const one = await lastFor(`/v1/orgs/${org.salesforceId}/fields/${id}`, auth, { headers: { 'x-request-id': 'trace-42' } })
+  t.match(one.line, { route: '/v1/orgs/:orgId/fields/:fieldId', status: 200, requestId: 'trace-42' })
+  t.match((await lastFor('/v1/orgs', null)).line, { route: '/v1/orgs', status: 401 }, 'a 401, without a caller')
+  t.notOk((await lastFor('/v1/orgs', null)).line.accountId)
+  t.match((await lastFor(`/v1/no/such/${'x'.repeat(10)}`, auth)).line, { route: '(unmatched)', status: 404 })
+  t.match((await lastFor('/healthz', null)).line, { route: '/healthz', status: 200 })
+  const { client } = await mcpClient(t, ts.svc.mcpUrl, auth)
+  await client.callTool({ name: 'list_org_objects', arguments: { orgId: org.salesforceId, limit: 1 } })
+  t.ok(lines.some((l) => l.route === '/v1/mcp' && l.method === 'POST' && l.keyId === key.keyId && l.status === 200), 'MCP requests too, with the caller')
+  const text = JSON.stringify(lines)
+  t.notOk(text.includes(key.secret), 'no secret')
+  t.notOk(text.includes('Very_Private_Value__c'), 'no filter value')
+  t.notOk(text.includes(org.salesforceId), 'no concrete path')
+  t.notOk(/authorization|Basic /i.test(text), 'no header')
+})
+
+t.test('orgscan serve writes the access log as JSON lines on stderr (and none with ORGSCAN_ACCESS_LOG=off)', async (t) => {
+  const db = await createTestDatabase({ template: 'seeded' })
+  t.teardown(() => db.drop())
+  const env = { ...process.env, DATABASE_URL: db.databaseUrl, ORGSCAN_DATA_DIR: db.dataDir, ORGSCAN_PEPPER: 'access-log-pepper-0123456789abcdefghij', ORGSCAN_SEED_DEMO: 'false' }
+  for (const mode of ['on', 'off'] as const) {
+    const server = await spawnServer({ ...env, ORGSCAN_ACCESS_LOG: mode })
+    t.equal((await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': `probe-${mode}` } })).status, 200)
+    await server.stop()
+    const found = server.stderr().split('\n').filter((l) => l.includes(`probe-${mode}`))
+    if (mode === 'off') {
+      t.same(found, [], 'off: no access log')
+      continue
+    }
+    t.equal(found.length, 1, 'one line for the request')
+    t.match(JSON.parse(found[0]), { level: 30, time: /^\d{4}-\d\d-\d\dT/, msg: 'request', method: 'GET', route: '/healthz', status: 200, requestId: 'probe-on' })
+  }
+})
