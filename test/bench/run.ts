@@ -10,7 +10,7 @@
  * BENCH_CONNECTIONS (32), BENCH_ROUNDS (2), BENCH_SCALE (1).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
+import { readFileSync, writeFileSync, mkdirSync, openSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import autocannon from 'autocannon'
 import postgres from 'postgres'
@@ -29,9 +29,13 @@ const scale = Number(process.env.BENCH_SCALE ?? 1)
 const pepper = randomBytes(32).toString('base64url')
 const log = (s: string) => process.stderr.write(s + '\n')
 
+mkdirSync(new URL('results/', import.meta.url), { recursive: true })
+const serverLog = openSync(new URL('results/server-stderr.tmp', import.meta.url), 'w')
+
 function startChild(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+    // stderr (the access log) goes to a file, as it would to a log collector, not into this process.
+    const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', serverLog] })
     let buf = ''
     child.stdout!.on('data', (d) => {
       buf += d
@@ -154,6 +158,13 @@ try {
       },
     },
     {
+      // The same command without the access log: what logging every request costs at cache-hit rates.
+      name: 'service without the access log',
+      args: ['--max-semi-space-size=8', 'bin/orgscan.js', 'serve', '--json'],
+      env: { ORGSCAN_ACCESS_LOG: 'off' },
+      loads: async (url) => [['rest-nolog', { url: url + path, headers: auth }]],
+    },
+    {
       // The same command with the response cache off: the misses of today's service, for the cost of a miss.
       name: 'service without the cache',
       args: ['--max-semi-space-size=8', 'bin/orgscan.js', 'serve', '--json'],
@@ -191,6 +202,7 @@ try {
   for (const [k, s] of Object.entries(summary)) log(`  ${k.padEnd(8)} ${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50} ms  p99 ${s.p99} ms  ratio to baseline ${(s.rps / base).toFixed(2)}  rss peak ${s.rssPeakMb.toFixed(0)} MB, after ${s.rssAfterMb.toFixed(0)} MB`)
   log(`  mcp / rest ${(summary.mcp.rps / summary.rest.rps).toFixed(2)}`)
   log(`  cache hit / baseline ${(summary.rest.rps / base).toFixed(2)} (target ≥ 5), 304 / baseline ${(summary['rest-304'].rps / base).toFixed(2)}`)
+  log(`  access log on / off (cache hits) ${(summary.rest.rps / summary['rest-nolog'].rps).toFixed(2)} (target ≥ 0.95)`)
   log(`  misses: with the cache / without ${(summary['rest-miss'].rps / summary['nocache-miss'].rps).toFixed(2)} (target ≥ 1, within noise); the repeated request without the cache / baseline ${(summary.nocache.rps / base).toFixed(2)}`)
   const out = {
     date: new Date().toISOString(),
@@ -199,12 +211,13 @@ try {
       rest: 'GET /v1/orgs/{orgId}/fields?limit=50, repeated (a response-cache hit)',
       'rest-miss': 'GET /v1/orgs/{orgId}/fields with a distinct limit/offset every request (cache misses)',
       'rest-304': 'GET /v1/orgs/{orgId}/fields?limit=50 with If-None-Match (304)',
+      'rest-nolog': 'as rest, ORGSCAN_ACCESS_LOG=off',
       nocache: 'GET /v1/orgs/{orgId}/fields?limit=50 repeated, ORGSCAN_CACHE_MB=0 (every request reads the database)',
       'nocache-miss': 'the distinct-page stream, ORGSCAN_CACHE_MB=0',
       mcp: 'tools/call list_org_fields {orgId, limit: 50} in a 2025-11-25 session (a hit)',
     },
     orgFields: n, connections, seconds, rounds, scale, summary,
-    ratios: { ...Object.fromEntries(Object.entries(summary).map(([k, s]) => [k, s.rps / base])), mcpToRest: summary.mcp.rps / summary.rest.rps, missWithToWithoutCache: summary['rest-miss'].rps / summary['nocache-miss'].rps },
+    ratios: { ...Object.fromEntries(Object.entries(summary).map(([k, s]) => [k, s.rps / base])), mcpToRest: summary.mcp.rps / summary.rest.rps, accessLogOnToOff: summary.rest.rps / summary['rest-nolog'].rps, missWithToWithoutCache: summary['rest-miss'].rps / summary['nocache-miss'].rps },
   }
   mkdirSync(new URL('results/', import.meta.url), { recursive: true })
   writeFileSync(new URL('results/latest.json', import.meta.url), JSON.stringify(out, null, 2) + '\n')
