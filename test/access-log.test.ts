@@ -58,6 +58,6 @@ t.test('orgscan serve writes the access log as JSON lines on stderr (and none wi
       continue
     }
     t.equal(found.length, 1, 'one line for the request')
-    t.match(JSON.parse(found[0]), { level: 30, time: /^\d{4}-\d\d-\d\dT/, msg: 'request', method: 'GET', route: '/healthz', status: 200, requestId: 'probe-on' })
+    t.match(JSON.parse(found[0]), { level: 30, time: Number, msg: 'request', method: 'GET', route: '/healthz', status: 200, requestId: 'probe-on' })
   }
 })

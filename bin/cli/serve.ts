@@ -23,9 +23,10 @@ export async function serve(config: Config, opts: { json: boolean }): Promise<vo
   const log = createLogger()
   installProcessGuard(log)
   const say = (s: string) => process.stderr.write(s + '\n')
-  // The access log: pino, asynchronous, written in blocks of 4 KB on stderr (flushed on exit).
-  const accessOut = config.accessLog ? pino.destination({ fd: 2, sync: false, minLength: 4096 }) : undefined
-  const access = accessOut ? pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, accessOut) : undefined
+  // The access log: pino, asynchronous, written in blocks of 16 KB on stderr (flushed on exit); `time` in epoch
+  // milliseconds (pino's default, the cheapest).
+  const accessOut = config.accessLog ? pino.destination({ fd: 2, sync: false, minLength: 16_000 }) : undefined
+  const access = accessOut ? pino({ base: undefined }, accessOut) : undefined
   const svc = await startService(config, {
     registry,
     prompts,

@@ -30,16 +30,25 @@ interface Facts {
   principal?: Principal
 }
 
-const facts = new WeakMap<IncomingMessage, Facts>()
+/** The facts ride on the request object itself (a symbol-keyed property: cheaper than a WeakMap per request). */
+const FACTS = Symbol('orgscan.accessFacts')
+type WithFacts = IncomingMessage & { [FACTS]?: Facts }
 
-const of = (req: IncomingMessage): Facts => {
-  let f = facts.get(req)
-  if (!f) facts.set(req, (f = {}))
-  return f
-}
+const of = (req: IncomingMessage): Facts => ((req as WithFacts)[FACTS] ??= {})
 
-/** The route that took the request, as a template: each path parameter's segment replaced by `:name`. */
-export function noteRoute(req: IncomingMessage, path: string, params: Record<string, string | undefined> | undefined): void {
+/** Route templates by the router's handler of the route (one handler per route): derived once per route. */
+const templates = new WeakMap<object, string>()
+
+/**
+ * The route that took the request, as a template: each path parameter's segment replaced by `:name`; `handler` is
+ * the router's handler for the route, so the template is derived on its first request only.
+ */
+export function noteRoute(req: IncomingMessage, path: string, params: Record<string, string | undefined> | undefined, handler?: object): void {
+  const known = handler && templates.get(handler)
+  if (known) {
+    of(req).route = known
+    return
+  }
   let route = path
   if (params) {
     const byValue = new Map(Object.entries(params).filter(([, v]) => v !== undefined).map(([k, v]) => [v!, k]))
@@ -51,6 +60,8 @@ export function noteRoute(req: IncomingMessage, path: string, params: Record<str
       })
       .join('/')
   }
+  // Only a template free of parameter values may be kept (a value equal to a fixed segment would be kept as it is).
+  if (handler && (!params || Object.keys(params).every((k) => route.includes(`:${k}`)))) templates.set(handler, route)
   of(req).route = route
 }
 
@@ -68,7 +79,7 @@ export function notePrincipal(req: IncomingMessage, p: Principal): void {
 }
 
 export function accessLine(req: IncomingMessage, status: number, startedAt: number, requestId: string, aborted: boolean): AccessLine {
-  const f = facts.get(req)
+  const f = (req as WithFacts)[FACTS]
   const line: AccessLine = {
     msg: 'request',
     method: req.method ?? 'GET',
@@ -86,3 +97,4 @@ export function accessLine(req: IncomingMessage, status: number, startedAt: numb
   if (aborted) line.aborted = true
   return line
 }
+

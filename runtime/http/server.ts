@@ -107,10 +107,10 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
       const path = url.split('?')[0]
       const method = req.method ?? 'GET'
       const headers = opts.headersFor?.(path) ?? {}
-      let match: { params?: Record<string, string | undefined> } | null = null
+      let match: { params?: Record<string, string | undefined>; handler?: object } | null = null
       const found = routes.find((r) => r.allow.includes(method) && (match = r.router.find(method as 'GET', path) as typeof match))
       if (found) {
-        if (log) noteRoute(req, path, match!.params)
+        if (log) noteRoute(req, path, match!.params, match!.handler)
         found.router.lookup(req, res)
         return
       }
