@@ -44,6 +44,8 @@ export interface Config {
   drainMs: number
   /** One JSON line per request on stderr (`orgscan serve`). */
   accessLog: boolean
+  /** The admin listener (Prometheus metrics): off unless a port is given; loopback unless a host is given. */
+  admin: { port?: number; host: string }
   /** Hot reads (runtime/cache/): the response cache's bound in bytes (0: off), and how long an org's state is trusted. */
   cache: { maxBytes: number; orgStateMs: number }
   /** Fair share per process (docs/decisions.md): requests of one account reading at once, waiting, and the longest wait. */
@@ -124,6 +126,8 @@ const EnvSchema = v.object({
   ORGSCAN_CACHE_MB: v.optional(intFromEnv(0, 1_000_000), '64'),
   ORGSCAN_DRAIN_MS: v.optional(intFromEnv(0, 600_000), '10000'),
   ORGSCAN_ACCESS_LOG: v.optional(v.picklist(['on', 'off']), 'on'),
+  ORGSCAN_ADMIN_PORT: v.optional(intFromEnv(0, 65535)),
+  ORGSCAN_ADMIN_HOST: v.optional(v.string(), '127.0.0.1'),
   ORGSCAN_ORG_CACHE_MS: v.optional(intFromEnv(0, 60_000), '1000'),
   ORGSCAN_ACCOUNT_CONCURRENCY: v.optional(v.union([v.literal('auto'), intFromEnv(1, 1000)]), 'auto'),
   ORGSCAN_ACCOUNT_QUEUE: v.optional(intFromEnv(0, 100_000), '1000'),
@@ -241,6 +245,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     cache: { maxBytes: e.ORGSCAN_CACHE_MB * 1024 * 1024, orgStateMs: e.ORGSCAN_ORG_CACHE_MS },
     drainMs: e.ORGSCAN_DRAIN_MS,
     accessLog: e.ORGSCAN_ACCESS_LOG === 'on',
+    admin: { port: e.ORGSCAN_ADMIN_PORT, host: e.ORGSCAN_ADMIN_HOST },
     fairShare: { perAccount: e.ORGSCAN_ACCOUNT_CONCURRENCY, queueDepth: e.ORGSCAN_ACCOUNT_QUEUE, maxWaitMs: e.ORGSCAN_ACCOUNT_QUEUE_WAIT_MS },
     mcp: {
       port: e.MCP_PORT,

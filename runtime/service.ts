@@ -34,7 +34,39 @@ import { ResponseCache } from './cache/response-cache.ts'
 import { applyCacheNotification, CACHE_CHANNEL, OrgStateCache } from './cache/org-state.ts'
 import { LimitListener } from './quota/limit-listener.ts'
 import { buildHealthRoutes } from './http/health.ts'
-import type { AccessLog } from './http/access-log.ts'
+import type { AccessLine, AccessLog } from './http/access-log.ts'
+import { createMetrics, type Metrics } from './metrics.ts'
+import { createServer as createPlainServer } from 'node:http'
+
+/** The HTTP server's hook for answered requests: metrics and the access log, whichever are on. */
+function answered(metrics: Metrics | undefined, log: AccessLog | undefined): AccessLog | undefined {
+  if (!metrics) return log
+  if (!log) return (l: AccessLine) => metrics.request(l)
+  return (l: AccessLine) => {
+    metrics.request(l)
+    log(l)
+  }
+}
+
+/** The admin listener: `GET /metrics` (Prometheus text format) and nothing else; never on the public port. */
+function createAdminServer(metrics: Metrics): Server {
+  return createPlainServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'Content-Type': 'text/plain' })
+      return void res.end('Not found: the admin listener serves GET /metrics.\n')
+    }
+    metrics.registry.metrics().then(
+      (text) => {
+        res.writeHead(200, { 'Content-Type': metrics.registry.contentType })
+        res.end(text)
+      },
+      () => {
+        res.writeHead(500, { 'Content-Type': 'text/plain' })
+        res.end('Metrics could not be collected.\n')
+      },
+    )
+  })
+}
 
 function listen(server: Server, port: number, host: string): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
@@ -92,6 +124,8 @@ export interface RunningService {
   oauth: OAuthServer
   /** Tells this process what an administrative change touched, as the admin socket does (tests use it in process). */
   adminChanged(change: { account?: string; key?: string; oauth?: boolean }): void
+  /** The admin listener (`GET /metrics`), when ORGSCAN_ADMIN_PORT is set. */
+  adminUrl?: string
   /** The hot-read caches (hit, miss and eviction counts: `hot.responses.stats()`). */
   hot: { responses: ResponseCache; orgs: OrgStateCache }
   /** Resolves once this process listens for org and grant changes (PostgreSQL; at once on the embedded database). */
@@ -122,6 +156,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   let adminSocket: AdminSocket | undefined
   let oauth: OAuthServer | undefined
   const lifecycle = { inFlight: 0, draining: false }
+  let metrics: Metrics | undefined
+  let adminServer: Server | undefined
   let hot: { responses: ResponseCache; orgs: OrgStateCache } | undefined
   let cacheListener: LimitListener | undefined
   const servers: Server[] = []
@@ -151,8 +187,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       else applyCacheNotification(h.orgs, payload)
     }
     if (db.kind !== 'embedded') cacheListener = new LimitListener(db.sql, log, notified, CACHE_CHANNEL, 'hot reads: LISTEN failed; org and grant changes apply within ORGSCAN_ORG_CACHE_MS and ORGSCAN_AUTH_CACHE_MS')
+    metrics = config.admin.port !== undefined ? createMetrics({ cacheStats: () => h.responses.stats() }) : undefined
     const pipeline = createPipeline({
       read: { sql: db.read, shapes: new PreparedShapes(), hot },
+      metrics,
       quota,
       fairShare,
       log,
@@ -173,13 +211,13 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     const ctx: ServiceContext = { config, clock, resources, log, quota, pipeline, challenge }
     const catalog = buildCatalog({ resources, prompts: opts.prompts ?? [], versions: config.mcp.versions, clock, extraTools: opts.mcpExtraTools })
     sessions = new McpSessions(db.sql, { idleMs: config.mcp.sessionIdleMs, maxPerAccount: config.mcp.sessionsPerAccount }, clock, log)
-    const mcp = buildMcpRouter({ ctx, catalog, sessions })
+    const mcp = buildMcpRouter({ ctx, catalog, sessions, metrics })
     closeMcp = mcp.close
     const guard = new BurstGuard({ ...config.burstGuard, clock })
     const options: HttpServerOptions = {
       tls: config.tls,
       lifecycle,
-      accessLog: opts.accessLog,
+      accessLog: answered(metrics, opts.accessLog),
       // Every REST response under /v1 carries the version that handled it, errors included; MCP responses do not.
       headersFor: (path): Record<string, string> => ((path === '/v1' || path.startsWith('/v1/')) && path !== '/v1/mcp' ? { [VERSION_HEADER]: '1' } : {}),
       // Edge shedding before anything else: a bare 429, no body, no X-RateLimit-*.
@@ -197,6 +235,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     const server = await listen(createHttpServer(separateMcp ? rest : [...rest, mcp.routes, o.routes], options), config.port, config.host)
     servers.push(server)
     if (separateMcp) servers.push(await listen(createHttpServer([buildDiscoveryRoutes(config.mcp.versions, clock), health, mcp.routes, o.routes], options), config.mcp.port!, config.host))
+    if (metrics) adminServer = await listen(createAdminServer(metrics), config.admin.port!, config.admin.host)
     const address = (s: Server) => `${config.tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${(s.address() as AddressInfo).port}`
     const publicUrl = config.oauth.publicUrl
     o.setUrls({
@@ -238,6 +277,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       oauth: o,
       adminChanged,
       hot: h,
+      adminUrl: adminServer ? `http://${config.admin.host.includes(':') ? `[${config.admin.host}]` : config.admin.host}:${(adminServer.address() as AddressInfo).port}` : undefined,
       cacheListenerReady: () => cacheListener?.ready() ?? Promise.resolve(),
       async close(graceMs = 10_000) {
         if (closed) return
@@ -251,6 +291,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         while (lifecycle.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
         for (const s of servers) s.closeAllConnections()
         await stopped
+        if (adminServer) {
+          adminServer.closeAllConnections()
+          await new Promise<void>((r) => adminServer!.close(() => r()))
+        }
         await adminSocket?.close()
         await closeMcp?.()
         o.close()
@@ -263,6 +307,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     }
   } catch (e) {
     for (const s of servers) s.close()
+    adminServer?.close()
     await adminSocket?.close()
     sessions?.close()
     oauth?.close()

@@ -21,7 +21,7 @@ import type { ServiceContext } from '../service-context.ts'
 import { versionState } from '../versions.ts'
 import { readBody, RPC, sendRpcError, sendWebResponse, toWebRequest } from './http-io.ts'
 import { refuseHostOrOrigin } from './origin.ts'
-import { authInfoOf, createMcpServer, type McpCatalog } from './server.ts'
+import { authInfoOf, createMcpServer, type McpCatalog, type McpServerDeps } from './server.ts'
 import { LegacyMux } from './legacy-mux.ts'
 import { spliceRawJson } from './tool-results.ts'
 import type { McpSessions } from './sessions.ts'
@@ -36,6 +36,8 @@ export interface McpEndpointDeps {
   ctx: ServiceContext
   catalog: McpCatalog
   sessions: McpSessions
+  /** Counts tool calls (runtime/metrics.ts); optional. */
+  metrics?: McpServerDeps['metrics']
 }
 
 type Lifecycle = { gone: false; headers: Record<string, string> } | { gone: true }
@@ -43,7 +45,7 @@ type Lifecycle = { gone: false; headers: Record<string, string> } | { gone: true
 export function buildMcpRouter(d: McpEndpointDeps) {
   const { ctx } = d
   const { config, clock, pipeline, log } = ctx
-  const serverDeps = { catalog: d.catalog, pipeline, clock, log }
+  const serverDeps = { catalog: d.catalog, pipeline, clock, log, metrics: d.metrics }
   const policy = { bindHost: config.host, allowedHosts: config.mcp.allowedHosts, allowedOrigins: config.mcp.allowedOrigins }
   const modern = createMcpHandler(
     () => createMcpServer(serverDeps),

@@ -10,6 +10,7 @@
  * - An unknown tool, prompt or resource is a protocol error (invalid params).
  */
 import { ProtocolError, ProtocolErrorCode, Server, type AuthInfo, type CallToolResult } from '@modelcontextprotocol/server'
+import type { Metrics } from '../metrics.ts'
 import type { Clock, VersionEntry } from '../config.ts'
 import type { PromptDeclaration } from '../define.ts'
 import { ApiError } from '../errors.ts'
@@ -72,6 +73,8 @@ export interface McpServerDeps {
   pipeline: Pipeline
   clock: Clock
   log: Logger
+  /** Counts tool calls by tool and error code (runtime/metrics.ts); optional. */
+  metrics?: Pick<Metrics, 'toolCall'>
 }
 
 /** The caller of a request: the endpoint authenticated it and passed it as auth info (see endpoint.ts). */
@@ -119,12 +122,15 @@ export function createMcpServer(d: McpServerDeps): Server {
     if (!scopesOf(principal).includes(need)) {
       return errorResult(new ApiError('forbidden', `${req.params.name} needs the ${need} scope, which this credential was not granted.`, { scope: need }))
     }
+    let result: CallToolResult
     try {
-      return await tool.run(req.params.arguments, contextOf(principal, (ctx.http?.authInfo?.extra as { rawJson?: Map<string, string> } | undefined)?.rawJson))
+      result = await tool.run(req.params.arguments, contextOf(principal, (ctx.http?.authInfo?.extra as { rawJson?: Map<string, string> } | undefined)?.rawJson))
     } catch (e) {
       d.log.error({ msg: 'mcp: tool failed', tool: req.params.name, err: e })
-      return errorResult(new ApiError('internal_error', 'The server failed to run the tool.'))
+      result = errorResult(new ApiError('internal_error', 'The server failed to run the tool.'))
     }
+    d.metrics?.toolCall(req.params.name, result.isError ? String((result.structuredContent as { error?: unknown } | undefined)?.error ?? 'error') : undefined)
+    return result
   })
 
   server.setRequestHandler('prompts/list', async () => ({ prompts: [...catalog.prompts.values()].map((p) => p.definition) }))

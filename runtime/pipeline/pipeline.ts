@@ -17,6 +17,7 @@ import type { QuotaCharge, QuotaChargeWindow, QuotaService, QuotaState } from '.
 import { read, checkOrgAccess, type ReadDb, type ReadResult } from '../read.ts'
 import { normalizeOrgId } from '../org-id.ts'
 import type { FairShare } from './fair-share.ts'
+import type { Metrics } from '../metrics.ts'
 
 /** What a surface asks for, already routed. */
 export type Operation =
@@ -58,6 +59,8 @@ export interface PipelineDeps {
   fairShare: FairShare
   authenticate: Pipeline['authenticate']
   log: Logger
+  /** Counts quota decisions (runtime/metrics.ts); optional. */
+  metrics?: Pick<Metrics, 'quota'>
 }
 
 /** The charge of a free read: allowed, nothing counted, no rate-limit headers. */
@@ -78,6 +81,7 @@ export function createPipeline(d: PipelineDeps): Pipeline {
       return { ok: false, error: failure(e, 'quota') }
     }
     const rate: RateInfo = { headers: charge.headers, window: charge.window }
+    if (!o.free) d.metrics?.quota(charge.allowed, charge.window?.name)
     if (!charge.allowed) return { ok: false, error: charge.error!, rate }
     let release
     try {

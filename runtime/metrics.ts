@@ -1,0 +1,69 @@
+/**
+ * Prometheus metrics (docs/operating.md "Metrics"), served by the admin listener only (`ORGSCAN_ADMIN_PORT`, on
+ * loopback unless `ORGSCAN_ADMIN_HOST` says otherwise), never on the public port: requests by route template and
+ * status, request latency, quota admissions and rejections by window, MCP tool calls by tool and error code, the
+ * response cache's hits, misses, evictions and size, and Node's own process metrics.
+ */
+import client from 'prom-client'
+import type { AccessLine } from './http/access-log.ts'
+import type { ResponseCacheStats } from './cache/response-cache.ts'
+
+export interface Metrics {
+  readonly registry: client.Registry
+  /** An answered request (from the access-log hook of the HTTP server). */
+  request(line: AccessLine): void
+  /** A quota decision on a counted read: admitted, or rejected with the blocking window. */
+  quota(admitted: boolean, window: 'daily' | 'monthly' | undefined): void
+  /** An MCP tool call and its error code (`ok` when it succeeded). */
+  toolCall(tool: string, error: string | undefined): void
+}
+
+export function createMetrics(o: { cacheStats: () => ResponseCacheStats }): Metrics {
+  const registry = new client.Registry()
+  client.collectDefaultMetrics({ register: registry, prefix: 'orgscan_' })
+  const requests = new client.Counter({ name: 'orgscan_http_requests_total', help: 'Answered HTTP requests by method, route template and status.', labelNames: ['method', 'route', 'status'], registers: [registry] })
+  const latency = new client.Histogram({
+    name: 'orgscan_http_request_duration_seconds',
+    help: 'Time from the request to the end of its answer, by route template.',
+    labelNames: ['route'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  })
+  const quota = new client.Counter({ name: 'orgscan_quota_decisions_total', help: 'Quota decisions on counted reads: admitted, or rejected with the window that blocked.', labelNames: ['result', 'window'], registers: [registry] })
+  const tools = new client.Counter({ name: 'orgscan_mcp_tool_calls_total', help: 'MCP tool calls by tool and error code (ok when it succeeded).', labelNames: ['tool', 'error'], registers: [registry] })
+  // The cache keeps its own counts; these read them when scraped.
+  const cacheCounter = (name: string, help: string, pick: (s: ResponseCacheStats) => number) =>
+    new client.Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset()
+        this.inc(pick(o.cacheStats()))
+      },
+    })
+  cacheCounter('orgscan_response_cache_hits_total', 'Reads answered from the response cache.', (s) => s.hits)
+  cacheCounter('orgscan_response_cache_misses_total', 'Cacheable reads that went to the database.', (s) => s.misses)
+  cacheCounter('orgscan_response_cache_evictions_total', 'Answers evicted to stay within the bound.', (s) => s.evictions)
+  new client.Gauge({
+    name: 'orgscan_response_cache_bytes',
+    help: 'Bytes held by the response cache (its bound: ORGSCAN_CACHE_MB).',
+    registers: [registry],
+    collect() {
+      this.set(o.cacheStats().bytes)
+    },
+  })
+  return {
+    registry,
+    request(l) {
+      requests.inc({ method: l.method, route: l.route, status: String(l.status) })
+      latency.observe({ route: l.route }, l.durationMs / 1000)
+    },
+    quota(admitted, window) {
+      quota.inc({ result: admitted ? 'admitted' : 'rejected', window: window ?? 'none' })
+    },
+    toolCall(tool, error) {
+      tools.inc({ tool, error: error ?? 'ok' })
+    },
+  }
+}
