@@ -16,9 +16,11 @@ export interface Metrics {
   quota(admitted: boolean, window: 'daily' | 'monthly' | undefined): void
   /** An MCP tool call and its error code (`ok` when it succeeded). */
   toolCall(tool: string, error: string | undefined): void
+  /** A read statement starts; call the result when it has ended. */
+  query(): () => void
 }
 
-export function createMetrics(o: { cacheStats: () => ResponseCacheStats }): Metrics {
+export function createMetrics(o: { cacheStats: () => ResponseCacheStats; readPoolSize: number }): Metrics {
   const registry = new client.Registry()
   client.collectDefaultMetrics({ register: registry, prefix: 'orgscan_' })
   const requests = new client.Counter({ name: 'orgscan_http_requests_total', help: 'Answered HTTP requests by method, route template and status.', labelNames: ['method', 'route', 'status'], registers: [registry] })
@@ -53,8 +55,24 @@ export function createMetrics(o: { cacheStats: () => ResponseCacheStats }): Metr
       this.set(o.cacheStats().bytes)
     },
   })
+  const queryTime = new client.Histogram({
+    name: 'orgscan_db_read_query_duration_seconds',
+    help: 'Time of request read statements on the read pool (cache misses; org checks excluded).',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  })
+  const inFlight = new client.Gauge({ name: 'orgscan_db_read_queries_in_flight', help: 'Read statements running or waiting for a connection of the read pool.', registers: [registry] })
+  new client.Gauge({ name: 'orgscan_db_read_pool_size', help: 'Connections of the read pool (ORGSCAN_POOL_SIZE).', registers: [registry] }).set(o.readPoolSize)
   return {
     registry,
+    query() {
+      inFlight.inc()
+      const end = queryTime.startTimer()
+      return () => {
+        end()
+        inFlight.dec()
+      }
+    },
     request(l) {
       requests.inc({ method: l.method, route: l.route, status: String(l.status) })
       latency.observe({ route: l.route }, l.durationMs / 1000)

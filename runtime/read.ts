@@ -45,6 +45,8 @@ export interface ReadDb {
   shapes: PreparedShapes
   /** Answers of org-scoped reads, and who may see which org (runtime/cache/); absent: every read queries. */
   hot?: { responses: ResponseCache; orgs: OrgStateCache }
+  /** Called as a read statement starts; the function it returns, when it has ended (runtime/metrics.ts). */
+  onQuery?: () => () => void
 }
 
 /** The canonical form of a read (resource, operation, and the parsed plan: normalised filter, sort, page, fields, …). */
@@ -58,11 +60,14 @@ function etagOf(scanId: string, key: string): string {
 }
 
 async function run<T>(db: ReadDb, st: Statement, hasFilter: boolean): Promise<T[]> {
+  const done = db.onQuery?.()
   try {
     const prepare = db.shapes.prepare(st.text, st.fixed)
     return (await withDeadline(db.sql.unsafe(st.text, st.values as postgres.ParameterOrJSON<never>[], { prepare }))) as unknown as T[]
   } catch (e) {
     throw classifyDbError(e, hasFilter)
+  } finally {
+    done?.()
   }
 }
 

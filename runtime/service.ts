@@ -187,9 +187,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       else applyCacheNotification(h.orgs, payload)
     }
     if (db.kind !== 'embedded') cacheListener = new LimitListener(db.sql, log, notified, CACHE_CHANNEL, 'hot reads: LISTEN failed; org and grant changes apply within ORGSCAN_ORG_CACHE_MS and ORGSCAN_AUTH_CACHE_MS')
-    metrics = config.admin.port !== undefined ? createMetrics({ cacheStats: () => h.responses.stats() }) : undefined
+    metrics = config.admin.port !== undefined ? createMetrics({ cacheStats: () => h.responses.stats(), readPoolSize: config.poolSize }) : undefined
+    const m = metrics
     const pipeline = createPipeline({
-      read: { sql: db.read, shapes: new PreparedShapes(), hot },
+      read: { sql: db.read, shapes: new PreparedShapes(), hot, onQuery: m ? () => m.query() : undefined },
       metrics,
       quota,
       fairShare,
