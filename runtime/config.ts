@@ -44,6 +44,8 @@ export interface Config {
   drainMs: number
   /** One JSON line per request on stderr (`orgscan serve`). */
   accessLog: boolean
+  /** Retention: scans kept per org (0: all), and how often older ones are pruned, ms. */
+  retention: { keepScans: number; everyMs: number }
   /** The admin listener (Prometheus metrics): off unless a port is given; loopback unless a host is given. */
   admin: { port?: number; host: string }
   /** Hot reads (runtime/cache/): the response cache's bound in bytes (0: off), and how long an org's state is trusted. */
@@ -127,6 +129,8 @@ const EnvSchema = v.object({
   ORGSCAN_DRAIN_MS: v.optional(intFromEnv(0, 600_000), '10000'),
   ORGSCAN_ACCESS_LOG: v.optional(v.picklist(['on', 'off']), 'on'),
   ORGSCAN_ADMIN_PORT: v.optional(intFromEnv(0, 65535)),
+  ORGSCAN_KEEP_SCANS: v.optional(intFromEnv(0, 1_000_000), '10'),
+  ORGSCAN_PRUNE_EVERY_MS: v.optional(intFromEnv(100, 86_400_000), '600000'),
   ORGSCAN_ADMIN_HOST: v.optional(v.string(), '127.0.0.1'),
   ORGSCAN_ORG_CACHE_MS: v.optional(intFromEnv(0, 60_000), '1000'),
   ORGSCAN_ACCOUNT_CONCURRENCY: v.optional(v.union([v.literal('auto'), intFromEnv(1, 1000)]), 'auto'),
@@ -246,6 +250,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     drainMs: e.ORGSCAN_DRAIN_MS,
     accessLog: e.ORGSCAN_ACCESS_LOG === 'on',
     admin: { port: e.ORGSCAN_ADMIN_PORT, host: e.ORGSCAN_ADMIN_HOST },
+    retention: { keepScans: e.ORGSCAN_KEEP_SCANS, everyMs: e.ORGSCAN_PRUNE_EVERY_MS },
     fairShare: { perAccount: e.ORGSCAN_ACCOUNT_CONCURRENCY, queueDepth: e.ORGSCAN_ACCOUNT_QUEUE, maxWaitMs: e.ORGSCAN_ACCOUNT_QUEUE_WAIT_MS },
     mcp: {
       port: e.MCP_PORT,

@@ -36,6 +36,7 @@ import { LimitListener } from './quota/limit-listener.ts'
 import { buildHealthRoutes } from './http/health.ts'
 import type { AccessLine, AccessLog } from './http/access-log.ts'
 import { createMetrics, type Metrics } from './metrics.ts'
+import { scheduleRetention } from './retention.ts'
 import { createServer as createPlainServer } from 'node:http'
 
 /** The HTTP server's hook for answered requests: metrics and the access log, whichever are on. */
@@ -157,6 +158,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   let oauth: OAuthServer | undefined
   const lifecycle = { inFlight: 0, draining: false }
   let metrics: Metrics | undefined
+  let retention: { close(): Promise<void> } | undefined
   let adminServer: Server | undefined
   let hot: { responses: ResponseCache; orgs: OrgStateCache } | undefined
   let cacheListener: LimitListener | undefined
@@ -237,6 +239,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     servers.push(server)
     if (separateMcp) servers.push(await listen(createHttpServer([buildDiscoveryRoutes(config.mcp.versions, clock), health, mcp.routes, o.routes], options), config.mcp.port!, config.host))
     if (metrics) adminServer = await listen(createAdminServer(metrics), config.admin.port!, config.admin.host)
+    if (config.retention.keepScans > 0) retention = scheduleRetention(db.sql, config.retention.keepScans, config.retention.everyMs, log)
     const address = (s: Server) => `${config.tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${(s.address() as AddressInfo).port}`
     const publicUrl = config.oauth.publicUrl
     o.setUrls({
@@ -297,6 +300,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
           await new Promise<void>((r) => adminServer!.close(() => r()))
         }
         await adminSocket?.close()
+        await retention?.close()
         await closeMcp?.()
         o.close()
         sessions?.close()
@@ -309,6 +313,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   } catch (e) {
     for (const s of servers) s.close()
     adminServer?.close()
+    await retention?.close().catch(() => undefined)
     await adminSocket?.close()
     sessions?.close()
     oauth?.close()
