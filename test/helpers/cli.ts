@@ -1,0 +1,66 @@
+/**
+ * The `orgscan` command in tests: a database of the run's empty template, the environment that points the command at
+ * it, migrated data folders of their own, and two ways to run a command — in this process (`run`, the whole command
+ * as bin/orgscan.js runs it) and as the real executable (`spawnCli`).
+ */
+import type { Test } from 'tap'
+import { spawn } from 'node:child_process'
+import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createTestDatabase, type TestDatabase } from './test-db.ts'
+import { findTemplate } from './templates.ts'
+import { run as cli } from '../../bin/cli/main.ts'
+
+const bin = new URL('../../bin/orgscan.js', import.meta.url).pathname
+
+export type CliResult = { code: number; stdout: string; stderr: string }
+type Env = Record<string, string | undefined>
+
+export interface CliHarness {
+  tdb: TestDatabase
+  /** The environment every command gets (the test database, a fixed pepper). */
+  env: Env
+  /** A data folder of its own, migrated and empty (a copy of the run's template: PGlite's initdb is db-embedded's test). */
+  migratedFolder(): string
+  /** Runs the command in this process, as bin/orgscan.js would. */
+  run(args: string[], extraEnv?: Env): Promise<CliResult>
+  /** Runs the real executable (node + tsx + the command), as a user would. */
+  spawnCli(args: string[], extraEnv?: Env): Promise<CliResult>
+}
+
+export async function cliHarness(t: Test): Promise<CliHarness> {
+  const tdb = await createTestDatabase({ template: 'empty' })
+  t.teardown(() => tdb.drop())
+  const env: Env = { ...process.env, ORGSCAN_PEPPER: 'cli-test-pepper-0123456789abcdefghij', DATABASE_URL: undefined }
+  if (tdb.databaseUrl) env.DATABASE_URL = tdb.databaseUrl
+  else env.ORGSCAN_DATA_DIR = tdb.dataDir!
+  return {
+    tdb,
+    env,
+    migratedFolder() {
+      const dir = mkdtempSync(join(tmpdir(), 'orgscan-cli-'))
+      t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+      const template = findTemplate('empty', false)
+      if (template) cpSync(template.dir, dir, { recursive: true })
+      return dir
+    },
+    async run(args, extraEnv = {}) {
+      let stdout = ''
+      let stderr = ''
+      const code = await cli(args, { out: (l) => (stdout += l + '\n'), err: (l) => (stderr += l + '\n'), env: { ...env, ...extraEnv } })
+      return { code, stdout, stderr }
+    },
+    spawnCli(args, extraEnv = {}) {
+      return new Promise((resolve) => {
+        const clean = Object.fromEntries(Object.entries({ ...env, ...extraEnv }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv
+        const p = spawn(process.execPath, [bin, ...args], { env: clean })
+        let stdout = ''
+        let stderr = ''
+        p.stdout.on('data', (d) => (stdout += d))
+        p.stderr.on('data', (d) => (stderr += d))
+        p.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }))
+      })
+    },
+  }
+}
