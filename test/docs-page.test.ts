@@ -1,27 +1,21 @@
 /**
  * The reference page at GET /docs in a real browser (Debian's chromium through playwright-core), with no internet:
  * every resource's endpoints appear, and "Try it out" with an API key gets a 200 from the running service. A
- * screenshot is kept in test/artifacts/. Skipped with a message when /usr/bin/chromium is absent.
+ * screenshot is kept in test/artifacts/. Skipped with a message when /usr/bin/chromium is absent (test/helpers/browser.ts).
  */
 import t from 'tap'
-import { existsSync, mkdirSync } from 'node:fs'
+import { launchBrowser } from './helpers/browser.ts'
 import { startTestService } from './helpers/service.ts'
 import { compileRegistry } from '../runtime/registry.ts'
 import { registry } from '../resources/index.ts'
 
-const CHROMIUM = '/usr/bin/chromium'
-if (!existsSync(CHROMIUM)) {
-  t.pass(`skipped: no browser at ${CHROMIUM}; install Debian's chromium (apt-get install chromium) to run the page tests`, { skip: true })
-} else {
-  const { chromium } = await import('playwright-core')
+const launched = await launchBrowser(t)
+if (launched) {
+  const { browser, artifacts } = launched
   const ts = await startTestService(t)
   const org = ts.seed.orgs.find((o) => o.large)!
   const { createKey } = await import('../runtime/admin.ts')
   const key = await createKey(ts.svc.db.sql, ts.svc.pepper, org.accountId)
-  const artifacts = new URL('./artifacts/', import.meta.url).pathname
-  mkdirSync(artifacts, { recursive: true })
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
-  t.teardown(() => browser.close())
 
   t.test('every endpoint is listed, and try-it-out with a key succeeds, offline', async (t) => {
     const page = await browser.newPage()

@@ -2,21 +2,19 @@
  * The sign-in and consent pages in a real headless browser (Debian's chromium through playwright-core): a user
  * signs in, sees the consent page naming the client, its redirect host and the scopes, approves, and lands on the
  * client's redirect URI with a code; a wrong password shows an error on the page. Screenshots of each page are kept
- * in test/artifacts/ (ignored by git). Skipped with a message when /usr/bin/chromium is absent.
+ * in test/artifacts/ (ignored by git). Skipped with a message when /usr/bin/chromium is absent (test/helpers/browser.ts).
  */
 import t from 'tap'
-import { existsSync, mkdirSync } from 'node:fs'
+import { launchBrowser } from './helpers/browser.ts'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { startTestService } from './helpers/service.ts'
 import { authorizeUrl, pkce } from './helpers/oauth.ts'
 import { hashPassword } from '../runtime/oauth/crypto.ts'
 
-const CHROMIUM = '/usr/bin/chromium'
-if (!existsSync(CHROMIUM)) {
-  t.pass(`skipped: no browser at ${CHROMIUM}; install Debian's chromium (apt-get install chromium) to run the page tests`, { skip: true })
-} else {
-  const { chromium } = await import('playwright-core')
+const launched = await launchBrowser(t)
+if (launched) {
+  const { browser, artifacts } = launched
   const ts = await startTestService(t)
   const issuer = ts.svc.oauth.urls().issuer
   const user = ts.seed.users[0]
@@ -34,10 +32,6 @@ if (!existsSync(CHROMIUM)) {
   const redirect = `http://127.0.0.1:${(app.address() as AddressInfo).port}/callback`
   const reg = await fetch(`${issuer}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'Desk Assistant', redirect_uris: [redirect] }) })
   const clientId = ((await reg.json()) as { client_id: string }).client_id
-  const artifacts = new URL('./artifacts/', import.meta.url).pathname
-  mkdirSync(artifacts, { recursive: true })
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
-  t.teardown(() => browser.close())
 
   t.test('sign in, consent, back to the client', async (t) => {
     const page = await browser.newPage()

@@ -1,0 +1,25 @@
+/**
+ * A real headless browser for the page tests: Debian's chromium through playwright-core, closed when the test ends,
+ * and the folder for screenshots (test/artifacts/, ignored by git). Without /usr/bin/chromium the page tests are
+ * skipped with a message saying how to install it — unless ORGSCAN_REQUIRE_BROWSER=1 (set by .ci/run once it has
+ * installed chromium), where a missing browser fails instead of skipping.
+ */
+import type { Test } from 'tap'
+import { existsSync, mkdirSync } from 'node:fs'
+import type { Browser } from 'playwright-core'
+
+export const CHROMIUM = '/usr/bin/chromium'
+
+export async function launchBrowser(t: Test): Promise<{ browser: Browser; artifacts: string } | undefined> {
+  if (!existsSync(CHROMIUM)) {
+    if (process.env.ORGSCAN_REQUIRE_BROWSER === '1') t.fail(`no browser at ${CHROMIUM}, and ORGSCAN_REQUIRE_BROWSER=1 requires one`)
+    else t.pass(`skipped: no browser at ${CHROMIUM}; install Debian's chromium (apt-get install chromium) to run the page tests`, { skip: true })
+    return undefined
+  }
+  const { chromium } = await import('playwright-core')
+  const artifacts = new URL('../artifacts/', import.meta.url).pathname
+  mkdirSync(artifacts, { recursive: true })
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
+  t.teardown(() => browser.close())
+  return { browser, artifacts }
+}
