@@ -41,6 +41,47 @@ export function authorizeHandlers(o: OAuthContext): Record<'authorize' | 'signIn
     return r ? { r, id: requestId, browser } : undefined
   }
 
+  type Current = { r: AuthRequest; id: string; browser: string }
+  const NOT_STARTED = 'This sign-in was not started in this browser, has expired or is already complete.'
+
+  /** The sign-in a page's `?request=` names, in this browser; otherwise answers 400 and gives undefined. */
+  async function currentOfQuery(req: IncomingMessage, res: ServerResponse): Promise<Current | undefined> {
+    let q: Map<string, string>
+    try {
+      q = queryOf(req)
+    } catch {
+      badRequest(res, 'Malformed request.')
+      return undefined
+    }
+    const c = await current(req, q.get('request'))
+    if (!c) badRequest(res, NOT_STARTED)
+    return c
+  }
+
+  /** The sign-in a posted form names, in this browser and with its CSRF token; otherwise answers 400. */
+  async function currentOfForm(req: IncomingMessage, res: ServerResponse): Promise<{ c: Current; form: Map<string, string> } | undefined> {
+    const form = await readForm(req).catch(() => undefined)
+    const c = form && (await current(req, form.get('request')))
+    if (!form || !c || !safeEqual(form.get('csrf') ?? '', csrfToken(o.pepper, c.id, c.browser))) {
+      badRequest(res, NOT_STARTED)
+      return undefined
+    }
+    return { c, form }
+  }
+
+  /** The sign-in page of a request, with what the user typed and what went wrong when it is shown again. */
+  async function showSignIn(res: ServerResponse, c: Current, status: number, again?: { email: string; error: string }): Promise<void> {
+    const client = await findClient(o.sql, c.r.clientId)
+    sendPage(res, status, 'Sign in', signInPage({
+      requestId: c.id,
+      csrf: csrfToken(o.pepper, c.id, c.browser),
+      clientName: client?.name ?? 'An application',
+      password: again ? true : o.config.passwordSignIn,
+      upstreamName: o.upstream?.cfg.name,
+      ...again,
+    }))
+  }
+
   /** Back to the client with the code (or an error), `state` and `iss`. */
   function toClient(res: ServerResponse, r: Pick<AuthRequest, 'redirectUri' | 'state'>, params: Record<string, string>): void {
     redirect(res, withParams(r.redirectUri, { ...params, state: r.state, iss: o.urls().issuer }))
@@ -101,36 +142,18 @@ export function authorizeHandlers(o: OAuthContext): Record<'authorize' | 'signIn
     },
 
     async signInPage(req, res) {
-      let q: Map<string, string>
-      try {
-        q = queryOf(req)
-      } catch {
-        return badRequest(res, 'Malformed request.')
-      }
-      const c = await current(req, q.get('request'))
-      if (!c) return badRequest(res, 'This sign-in was not started in this browser, has expired or is already complete.')
-      const client = await findClient(o.sql, c.r.clientId)
-      sendPage(res, 200, 'Sign in', signInPage({
-        requestId: c.id,
-        csrf: csrfToken(o.pepper, c.id, c.browser),
-        clientName: client?.name ?? 'An application',
-        password: o.config.passwordSignIn,
-        upstreamName: o.upstream?.cfg.name,
-      }))
+      const c = await currentOfQuery(req, res)
+      if (c) await showSignIn(res, c, 200)
     },
 
     async signIn(req, res) {
-      const form = await readForm(req).catch(() => undefined)
-      const c = form && (await current(req, form.get('request')))
-      if (!form || !c || !safeEqual(form.get('csrf') ?? '', csrfToken(o.pepper, c.id, c.browser))) {
-        return badRequest(res, 'This sign-in was not started in this browser, has expired or is already complete.')
-      }
+      const posted = await currentOfForm(req, res)
+      if (!posted) return
+      const { c, form } = posted
       if (!o.config.passwordSignIn) return badRequest(res, 'Password sign-in is turned off.')
       const email = (form.get('email') ?? '').trim().slice(0, 320)
       const password = (form.get('password') ?? '').slice(0, 200)
-      const client = await findClient(o.sql, c.r.clientId)
-      const again = (status: number, error: string) =>
-        sendPage(res, status, 'Sign in', signInPage({ requestId: c.id, csrf: csrfToken(o.pepper, c.id, c.browser), clientName: client?.name ?? 'An application', email, error, password: true, upstreamName: o.upstream?.cfg.name }))
+      const again = (status: number, error: string) => showSignIn(res, c, status, { email, error })
       const wait = o.signInFailures.waitSeconds(req.socket.remoteAddress)
       if (wait > 0) return again(429, `Too many failed sign-ins from this address; try again in ${wait} seconds.`)
       const [u] = await o.sql`SELECT id::text AS id, password_hash FROM users WHERE lower(email) = lower(${email})`
@@ -143,11 +166,10 @@ export function authorizeHandlers(o: OAuthContext): Record<'authorize' | 'signIn
     },
 
     async consent(req, res) {
-      const form = await readForm(req).catch(() => undefined)
-      const c = form && (await current(req, form.get('request')))
-      if (!form || !c || !c.r.userId || !safeEqual(form.get('csrf') ?? '', csrfToken(o.pepper, c.id, c.browser))) {
-        return badRequest(res, 'This sign-in was not started in this browser, has expired or is already complete.')
-      }
+      const posted = await currentOfForm(req, res)
+      if (!posted) return
+      const { c, form } = posted
+      if (!c.r.userId) return badRequest(res, NOT_STARTED)
       if (form.get('decision') !== 'approve') {
         await o.grants.endRequest(c.r.idHash)
         return toClient(res, c.r, { error: 'access_denied', error_description: 'The user denied access.' })
@@ -158,14 +180,8 @@ export function authorizeHandlers(o: OAuthContext): Record<'authorize' | 'signIn
     },
 
     async upstream(req, res) {
-      let q: Map<string, string>
-      try {
-        q = queryOf(req)
-      } catch {
-        return badRequest(res, 'Malformed request.')
-      }
-      const c = await current(req, q.get('request'))
-      if (!c) return badRequest(res, 'This sign-in was not started in this browser, has expired or is already complete.')
+      const c = await currentOfQuery(req, res)
+      if (!c) return
       if (!o.upstream) return badRequest(res, 'No identity provider is configured.')
       const nonce = randomBytes(16).toString('base64url')
       const verifier = randomToken()
