@@ -9,6 +9,7 @@ import { ERROR_CODES, ERROR_HELP, type ErrorCode } from '../errors.ts'
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../plan.ts'
 import { exampleFilter } from '../examples.ts'
 import { loadDocExamples, shown, type DocExamples } from './doc-examples.ts'
+import { camel } from './client-types.ts'
 import { recordJsonSchema, type JsonSchema } from '../mcp/json-schema.ts'
 
 export const API_TITLE = 'orgscan — Organization Scan Data Service'
@@ -208,46 +209,32 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
     schemas[name] = { ...recordJsonSchema(all, c.fields, true), title: d.title, description: d.description }
     const listRecord = c.listFieldNames.length === all.length && !d.sparseFields ? ref(name) : recordJsonSchema(c.listFieldNames, c.fields, !d.sparseFields)
     tags.push({ name: d.title, description: d.description })
+    /** One GET operation of the resource: the same shape for a list and a record, the 200 body apart. */
+    const operation = (op: 'list' | 'get', body: JsonSchema, ok: string, withQueryErrors: boolean) => {
+      const p = pathOf(c, op)
+      const org = d.scope === 'org'
+      const tool = op === 'list' ? d.mcp.list! : d.mcp.get!
+      paths[p] = {
+        ...paths[p],
+        get: {
+          operationId: camel(tool),
+          summary: op === 'list' ? d.mcp.listTitle : d.mcp.getTitle,
+          description: d.description,
+          tags: [d.title],
+          parameters: [...(op === 'list' ? listParams(c) : getParams(c)), ...(org ? [IF_NONE_MATCH] : [])],
+          responses: {
+            200: { description: ok, headers: { ...VERSION_REFS, ...RATE_REFS, ...(org ? CACHE_HEADERS : {}) }, content: { 'application/json': { schema: body, ...exampleOf(examples, tool) } } },
+            ...(org ? { 304: notModified() } : {}),
+            ...errors(withQueryErrors),
+          },
+        },
+      }
+    }
     if (d.operations.list) {
-      const p = pathOf(c, 'list')
-      paths[p] = {
-        ...paths[p],
-        get: {
-          operationId: d.mcp.list!.replace(/_([a-z])/g, (_m, ch: string) => ch.toUpperCase()),
-          summary: d.mcp.listTitle,
-          description: d.description,
-          tags: [d.title],
-          parameters: [...listParams(c), ...(d.scope === 'org' ? [IF_NONE_MATCH] : [])],
-          responses: {
-            200: {
-              description: d.unpaged ? 'Every record, in one page.' : 'A page of records.',
-              headers: { ...VERSION_REFS, ...RATE_REFS, ...(d.scope === 'org' ? CACHE_HEADERS : {}) },
-              content: { 'application/json': { schema: { type: 'object', required: ['data', 'meta', 'links'], properties: { data: { type: 'array', items: listRecord }, meta: ref('ListMeta'), links: ref('Links') } }, ...exampleOf(examples, d.mcp.list) } },
-            },
-            ...(d.scope === 'org' ? { 304: notModified() } : {}),
-            ...errors(!!(d.filterable?.length || d.sortable?.length || d.sparseFields)),
-          },
-        },
-      }
+      const body = { type: 'object', required: ['data', 'meta', 'links'], properties: { data: { type: 'array', items: listRecord }, meta: ref('ListMeta'), links: ref('Links') } }
+      operation('list', body, d.unpaged ? 'Every record, in one page.' : 'A page of records.', !!(d.filterable?.length || d.sortable?.length || d.sparseFields))
     }
-    if (d.operations.get) {
-      const p = pathOf(c, 'get')
-      paths[p] = {
-        ...paths[p],
-        get: {
-          operationId: d.mcp.get!.replace(/_([a-z])/g, (_m, ch: string) => ch.toUpperCase()),
-          summary: d.mcp.getTitle,
-          description: d.description,
-          tags: [d.title],
-          parameters: [...getParams(c), ...(d.scope === 'org' ? [IF_NONE_MATCH] : [])],
-          responses: {
-            ...(d.scope === 'org' ? { 304: notModified() } : {}),
-            200: { description: 'The record.', headers: { ...VERSION_REFS, ...RATE_REFS, ...(d.scope === 'org' ? CACHE_HEADERS : {}) }, content: { 'application/json': { schema: { type: 'object', required: ['data'], properties: { data: ref(name) } }, ...exampleOf(examples, d.mcp.get) } } },
-            ...errors(false),
-          },
-        },
-      }
-    }
+    if (d.operations.get) operation('get', { type: 'object', required: ['data'], properties: { data: ref(name) } }, 'The record.', false)
   }
   const quota = (withOrg: boolean) => ({
     get: {
