@@ -129,8 +129,6 @@ export interface RunningService {
   adminUrl?: string
   /** The hot-read caches (hit, miss and eviction counts: `hot.responses.stats()`). */
   hot: { responses: ResponseCache; orgs: OrgStateCache }
-  /** Resolves once this process listens for org and grant changes (PostgreSQL; at once on the embedded database). */
-  cacheListenerReady(): Promise<void>
   /**
    * Graceful stop: stops accepting, lets answers in progress finish for up to `graceMs` (default 10 s), then returns
    * unused quota, ends sessions' timers and closes the database.
@@ -282,7 +280,6 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       adminChanged,
       hot: h,
       adminUrl: adminServer ? `http://${config.admin.host.includes(':') ? `[${config.admin.host}]` : config.admin.host}:${(adminServer.address() as AddressInfo).port}` : undefined,
-      cacheListenerReady: () => cacheListener?.ready() ?? Promise.resolve(),
       async close(graceMs = 10_000) {
         if (closed) return
         closed = true
