@@ -29,6 +29,13 @@ const name = v.pipe(v.string(), v.minLength(1), v.maxLength(200))
 const text = (max: number) => v.pipe(v.string(), v.minLength(1), v.maxLength(max))
 const strings = (max: number) => v.pipe(v.array(text(2000)), v.maxLength(max))
 
+/** An operation after which a running server drops what it cached of OAuth clients, users and grants. */
+const changingOAuth = <A, R>(run: (c: AdminContext, a: A) => Promise<R>) => async (c: AdminContext, a: A): Promise<R> => {
+  const r = await run(c, a)
+  c.onChange?.({ oauth: true })
+  return r
+}
+
 /** Every operation: its argument schema and what it does. */
 export const ADMIN_OPS = {
   'accounts.create': {
@@ -53,27 +60,15 @@ export const ADMIN_OPS = {
   'users.list': { args: v.strictObject({ account: id }), run: (c: AdminContext, a: { account: string }) => listUsers(c.sql, a.account) },
   'users.grant': {
     args: v.strictObject({ user: id, org: text(18) }),
-    run: async (c: AdminContext, a: { user: string; org: string }) => {
-      const r = await grantOrg(c.sql, a.user, a.org)
-      c.onChange?.({ oauth: true })
-      return r
-    },
+    run: changingOAuth((c: AdminContext, a: { user: string; org: string }) => grantOrg(c.sql, a.user, a.org)),
   },
   'users.revoke-org': {
     args: v.strictObject({ user: id, org: text(18) }),
-    run: async (c: AdminContext, a: { user: string; org: string }) => {
-      const r = await revokeOrg(c.sql, a.user, a.org)
-      c.onChange?.({ oauth: true })
-      return r
-    },
+    run: changingOAuth((c: AdminContext, a: { user: string; org: string }) => revokeOrg(c.sql, a.user, a.org)),
   },
   'users.revoke-tokens': {
     args: v.strictObject({ user: id }),
-    run: async (c: AdminContext, a: { user: string }) => {
-      const r = await revokeUserTokens(c.sql, a.user, new Date())
-      c.onChange?.({ oauth: true })
-      return r
-    },
+    run: changingOAuth((c: AdminContext, a: { user: string }) => revokeUserTokens(c.sql, a.user, new Date())),
   },
   'clients.create': {
     args: v.strictObject({ account: id, name, redirectUris: strings(20), scopes: strings(10), tokenExchange: v.optional(v.boolean()) }),
@@ -82,19 +77,11 @@ export const ADMIN_OPS = {
   'clients.list': { args: v.strictObject({ account: id }), run: (c: AdminContext, a: { account: string }) => listClients(c.sql, a.account) },
   'clients.update': {
     args: v.strictObject({ clientId: text(64), name: v.optional(name), redirectUris: v.optional(strings(20)), scopes: v.optional(strings(10)) }),
-    run: async (c: AdminContext, a: { clientId: string; name?: string; redirectUris?: string[]; scopes?: string[] }) => {
-      const r = await updateClient(c.sql, a.clientId, a)
-      c.onChange?.({ oauth: true })
-      return r
-    },
+    run: changingOAuth((c: AdminContext, a: { clientId: string; name?: string; redirectUris?: string[]; scopes?: string[] }) => updateClient(c.sql, a.clientId, a)),
   },
   'clients.revoke': {
     args: v.strictObject({ clientId: text(64) }),
-    run: async (c: AdminContext, a: { clientId: string }) => {
-      const r = await revokeClient(c.sql, a.clientId)
-      c.onChange?.({ oauth: true })
-      return r
-    },
+    run: changingOAuth((c: AdminContext, a: { clientId: string }) => revokeClient(c.sql, a.clientId)),
   },
   'keys.create': {
     args: v.strictObject({ account: id, name: v.optional(name) }),

@@ -4,7 +4,7 @@
  * when well formed); a stopping service finishes the answers in progress, stops accepting, and cuts what is left
  * after its grace time.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { request } from 'node:http'
 import { startTestService } from './helpers/service.ts'
 import { initializeBody, rpc } from './helpers/mcp.ts'
@@ -18,6 +18,17 @@ const slow: McpTool = {
     await new Promise((r) => setTimeout(r, Number((args as { ms?: number }).ms ?? 1000)))
     return { content: [{ type: 'text', text: 'done' }] }
   },
+}
+
+/** A service with the slow tool, and a call of it in an MCP session. */
+async function serviceWithSlowTool(t: Test) {
+  const ts = await startTestService(t, { mcpExtraTools: [slow] })
+  const org = ts.seed.orgs.find((o) => o.large)!
+  const auth = await ts.keyHeader(org.accountId)
+  const init = await rpc(ts.svc.mcpUrl, initializeBody(), { authorization: auth })
+  const headers = { authorization: auth, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' }
+  const slowCall = (ms: number) => rpc(ts.svc.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'test_slow_probe', arguments: { ms } } }, headers)
+  return { ts, slowCall }
 }
 
 t.test('/healthz and /readyz: no credentials, no quota, reasons when not ready', async (t) => {
@@ -58,13 +69,8 @@ t.test('X-Request-Id: kept when well formed, replaced otherwise, on every answer
 })
 
 t.test('a stopping service finishes the answers in progress and stops accepting', async (t) => {
-  const ts = await startTestService(t, { mcpExtraTools: [slow] })
-  const org = ts.seed.orgs.find((o) => o.large)!
-  const auth = await ts.keyHeader(org.accountId)
-  const init = await rpc(ts.svc.mcpUrl, initializeBody(), { authorization: auth })
-  const headers = { authorization: auth, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' }
-  const call = (ms: number) => rpc(ts.svc.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'test_slow_probe', arguments: { ms } } }, headers)
-  const inProgress = [call(800), call(1200)]
+  const { ts, slowCall } = await serviceWithSlowTool(t)
+  const inProgress = [slowCall(800), slowCall(1200)]
   await new Promise((r) => setTimeout(r, 200))
   const t0 = Date.now()
   const closing = ts.svc.close(10_000)
@@ -85,12 +91,8 @@ t.test('a stopping service finishes the answers in progress and stops accepting'
 })
 
 t.test('what is still in progress after the grace time is cut', async (t) => {
-  const ts = await startTestService(t, { mcpExtraTools: [slow] })
-  const org = ts.seed.orgs.find((o) => o.large)!
-  const auth = await ts.keyHeader(org.accountId)
-  const init = await rpc(ts.svc.mcpUrl, initializeBody(), { authorization: auth })
-  const headers = { authorization: auth, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' }
-  const long = rpc(ts.svc.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'test_slow_probe', arguments: { ms: 5000 } } }, headers).then(
+  const { ts, slowCall } = await serviceWithSlowTool(t)
+  const long = slowCall(5000).then(
     (r) => `answered ${r.status}`,
     (e: NodeJS.ErrnoException) => e.code ?? 'error',
   )
