@@ -2,7 +2,7 @@
 import t from 'tap'
 import { cliHarness } from './helpers/cli.ts'
 
-const { run } = await cliHarness(t)
+const { run } = await cliHarness(t, { sharedDatabase: true })
 
 t.test('users, clients and Enhanced MCP Security', async (t) => {
   const acct = JSON.parse((await run(['accounts', 'create', '--name', 'Sign-in Co', '--json'])).stdout) as { id: string }

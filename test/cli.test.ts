@@ -11,16 +11,18 @@ import { cliHarness } from './helpers/cli.ts'
 import { demoBundle } from '../demo/bundle.ts'
 import { DEMO_ORG_DEFS } from '../demo/orgs.ts'
 
-const { run, spawnCli } = await cliHarness(t)
+const { run, spawnCli, migratedFolder } = await cliHarness(t, { sharedDatabase: true })
 
 t.test('the executable end to end: help, a usage error, a command', async (t) => {
+  // A folder of its own: the harness's embedded database is held open by this process (sharedDatabase).
+  const own = { ORGSCAN_DATA_DIR: migratedFolder() }
   const h = await spawnCli(['--help'])
   t.equal(h.code, 0)
   t.match(h.stdout, /accounts create --name N/)
   const u = await spawnCli(['frobnicate'])
   t.equal(u.code, 2)
   t.equal(u.stderr, 'orgscan: Unknown command "frobnicate". Run "orgscan --help".\n', 'one line on stderr')
-  const c = await spawnCli(['accounts', 'create', '--name', 'Spawned', '--json'])
+  const c = await spawnCli(['accounts', 'create', '--name', 'Spawned', '--json'], own)
   t.equal(c.code, 0, c.stderr)
   t.match(JSON.parse(c.stdout), { id: String, name: 'Spawned' })
 })

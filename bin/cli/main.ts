@@ -10,7 +10,7 @@ import { registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
 import { ConfigError, loadConfig, type Config } from '../../runtime/config.ts'
 import { compileRegistry } from '../../runtime/registry.ts'
-import { openDatabase, type Database } from '../../runtime/db/connect.ts'
+import { openDatabase, type Database, type OpenOptions } from '../../runtime/db/connect.ts'
 import { DataDirInUseError } from '../../runtime/db/lock.ts'
 import { migrate } from '../../runtime/db/migrate.ts'
 import { resolvePepper } from '../../runtime/secrets.ts'
@@ -33,10 +33,16 @@ export interface CliIO {
   env: Record<string, string | undefined>
   /** The whole standard input (`users create --password-stdin`). */
   stdin?: () => Promise<string>
+  /**
+   * Opens the database a command works on (default: `openDatabase`). Tests that run many commands in one process
+   * pass an opener that hands out one database held open for them (closing it is theirs), instead of starting the
+   * embedded database for every command.
+   */
+  openDatabase?: (opts: OpenOptions) => Promise<Database>
 }
 
-async function withDb<T>(config: Config, fn: (db: Database) => Promise<T>): Promise<T> {
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 })
+async function withDb<T>(config: Config, io: CliIO, fn: (db: Database) => Promise<T>): Promise<T> {
+  const db = await (io.openDatabase ?? openDatabase)({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 })
   try {
     await migrate(db.sql)
     return await fn(db)
@@ -48,7 +54,7 @@ async function withDb<T>(config: Config, fn: (db: Database) => Promise<T>): Prom
 /** Runs an administrative operation on the database, or through the admin socket of the server that holds it. */
 async function admin(config: Config, io: CliIO, op: AdminOp, args: Record<string, unknown>): Promise<unknown> {
   try {
-    return await withDb(config, async (db) => {
+    return await withDb(config, io, async (db) => {
       const pepper = await resolvePepper({ configured: config.pepper, dataDir: config.dataDir, embedded: db.kind === 'embedded', sql: db.sql, log: createLogger() })
       const resources = compileRegistry(registry)
       return runAdminOp({ sql: db.sql, pepper, resources, defaults: { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit }, progress: io.err }, op, args)
@@ -101,7 +107,7 @@ async function command(argv: string[], io: CliIO): Promise<void> {
     }
     case 'migrate': {
       const { values } = parse(args, {})
-      const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 })
+      const db = await (io.openDatabase ?? openDatabase)({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 })
       try {
         const applied = await migrate(db.sql, io.err)
         const [row] = await db.sql`SELECT max(version)::int AS v, count(*)::int AS n FROM schema_migrations`
@@ -113,7 +119,7 @@ async function command(argv: string[], io: CliIO): Promise<void> {
     case 'seed': {
       const { values } = parse(args, { scale: { type: 'string' } })
       const scale = numOption(values.scale, 'scale') ?? 1
-      const result = await withDb(config, async (db) => {
+      const result = await withDb(config, io, async (db) => {
         const [{ n }] = await db.sql`SELECT count(*)::int AS n FROM orgs`
         if (n > 0) throw new AdminError('The database already holds orgs; seed only fills an empty database.')
         return seedDemo(db.sql, compileRegistry(registry), { scale, progress: io.err })

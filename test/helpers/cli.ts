@@ -2,6 +2,11 @@
  * The `orgscan` command in tests: a database of the run's empty template, the environment that points the command at
  * it, migrated data folders of their own, and two ways to run a command — in this process (`run`, the whole command
  * as bin/orgscan.js runs it) and as the real executable (`spawnCli`).
+ *
+ * With `sharedDatabase`, commands run in process that target the harness's database share one connection to it, held
+ * open until the test ends, instead of each starting the embedded database (about a second of CPU and 200 MB each);
+ * opening and closing per command is what the spawned runs and cli-serve.test.ts exercise. The harness's embedded
+ * folder is then locked by this process: a spawned command must be given a folder of its own (`migratedFolder()`).
  */
 import type { Test } from 'tap'
 import { spawn } from 'node:child_process'
@@ -10,7 +15,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase, type TestDatabase } from './test-db.ts'
 import { findTemplate } from './templates.ts'
-import { run as cli } from '../../bin/cli/main.ts'
+import { run as cli, type CliIO } from '../../bin/cli/main.ts'
+import { openDatabase, type Database, type OpenOptions } from '../../runtime/db/connect.ts'
 
 const bin = new URL('../../bin/orgscan.js', import.meta.url).pathname
 
@@ -29,12 +35,24 @@ export interface CliHarness {
   spawnCli(args: string[], extraEnv?: Env): Promise<CliResult>
 }
 
-export async function cliHarness(t: Test): Promise<CliHarness> {
+export async function cliHarness(t: Test, opts: { sharedDatabase?: boolean } = {}): Promise<CliHarness> {
   const tdb = await createTestDatabase({ template: 'empty' })
-  t.teardown(() => tdb.drop())
+  let shared: Promise<Database> | undefined
+  t.teardown(async () => {
+    if (shared) await (await shared).close()
+    await tdb.drop()
+  })
   const env: Env = { ...process.env, ORGSCAN_PEPPER: 'cli-test-pepper-0123456789abcdefghij', DATABASE_URL: undefined }
   if (tdb.databaseUrl) env.DATABASE_URL = tdb.databaseUrl
   else env.ORGSCAN_DATA_DIR = tdb.dataDir!
+  const open: CliIO['openDatabase'] = opts.sharedDatabase
+    ? async (o: OpenOptions) => {
+        const ours = o.databaseUrl ? o.databaseUrl === tdb.databaseUrl : o.dataDir === tdb.dataDir
+        if (!ours) return openDatabase(o)
+        const db = await (shared ??= openDatabase({ databaseUrl: tdb.databaseUrl, dataDir: tdb.dataDir, poolSize: 2 }))
+        return { ...db, close: async () => undefined }
+      }
+    : undefined
   return {
     tdb,
     env,
@@ -48,7 +66,7 @@ export async function cliHarness(t: Test): Promise<CliHarness> {
     async run(args, extraEnv = {}) {
       let stdout = ''
       let stderr = ''
-      const code = await cli(args, { out: (l) => (stdout += l + '\n'), err: (l) => (stderr += l + '\n'), env: { ...env, ...extraEnv } })
+      const code = await cli(args, { out: (l) => (stdout += l + '\n'), err: (l) => (stderr += l + '\n'), env: { ...env, ...extraEnv }, openDatabase: open })
       return { code, stdout, stderr }
     },
     spawnCli(args, extraEnv = {}) {
