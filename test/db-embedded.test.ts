@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { openDatabase, embeddedHostOf, type Database } from '../runtime/db/connect.ts'
 import { LOCK_FILE_NAME } from '../runtime/db/lock.ts'
 import { findTemplate } from './helpers/templates.ts'
+import { TEST_NODE_FLAGS } from './helpers/node-flags.ts'
 
 const CONNECT_URL = new URL('../runtime/db/connect.ts', import.meta.url).href
 const REPO = fileURLToPath(new URL('..', import.meta.url))
@@ -43,7 +44,7 @@ function child(code: string): ChildProcess {
   delete env.NODE_OPTIONS // no tap instrumentation in the child
   return spawn(
     process.execPath,
-    ['--import', 'tsx', '--input-type=module', '-e', `const connect = await import(${JSON.stringify(CONNECT_URL)});\n${code}`],
+    [...TEST_NODE_FLAGS, '--import', 'tsx', '--input-type=module', '-e', `const connect = await import(${JSON.stringify(CONNECT_URL)});\n${code}`],
     { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] },
   )
 }

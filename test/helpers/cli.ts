@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase, type TestDatabase } from './test-db.ts'
 import { findTemplate } from './templates.ts'
+import { TEST_NODE_FLAGS } from './node-flags.ts'
 import { run as cli, type CliIO } from '../../bin/cli/main.ts'
 import { openDatabase, type Database, type OpenOptions } from '../../runtime/db/connect.ts'
 
@@ -72,7 +73,7 @@ export async function cliHarness(t: Test, opts: { sharedDatabase?: boolean } = {
     spawnCli(args, extraEnv = {}) {
       return new Promise((resolve) => {
         const clean = Object.fromEntries(Object.entries({ ...env, ...extraEnv }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv
-        const p = spawn(process.execPath, [bin, ...args], { env: clean })
+        const p = spawn(process.execPath, [...TEST_NODE_FLAGS, bin, ...args], { env: clean })
         let stdout = ''
         let stderr = ''
         p.stdout.on('data', (d) => (stdout += d))

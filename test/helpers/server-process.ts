@@ -1,5 +1,6 @@
 /** Runs `orgscan serve --json` as its own process (as in production) and waits for its URL. */
 import { spawn } from 'node:child_process'
+import { TEST_NODE_FLAGS } from './node-flags.ts'
 
 const bin = new URL('../../bin/orgscan.js', import.meta.url).pathname
 
@@ -17,7 +18,7 @@ export interface ServerProcess {
 
 export function spawnServer(env: Record<string, string | undefined>): Promise<ServerProcess> {
   const clean = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv
-  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--json'], { env: clean, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...TEST_NODE_FLAGS, bin, 'serve', '--port', '0', '--json'], { env: clean, stdio: ['ignore', 'pipe', 'pipe'] })
   let exit: number | null = null
   let stderr = ''
   child.stderr.on('data', (d) => (stderr += d))
