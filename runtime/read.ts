@@ -14,7 +14,7 @@ import type { ReplicaReads } from './db/replica.ts'
 import { getStatement, listStatement, orgAccessStatement, type ResultRow, type Scope, type Statement } from './statements.ts'
 import type { PreparedShapes } from './db/prepared-shapes.ts'
 import { normalizeOrgId } from './org-id.ts'
-import { classifyDbError } from './db/errors.ts'
+import { classifyDbError, errorCode } from './db/errors.ts'
 import { withDeadline } from './db/deadline.ts'
 
 export type ReadResult = (
@@ -66,15 +66,23 @@ function etagOf(scanId: string, key: string): string {
   return `"${createHash('sha256').update(scanId).update('\n').update(key).digest('base64url').slice(0, 32)}"`
 }
 
-async function run<T>(db: ReadDb, st: Statement, hasFilter: boolean, sql = db.sql): Promise<T[]> {
+/** Runs a statement on `sql` (default: the primary's read pool); failures as they come from the driver. */
+async function query<T>(db: ReadDb, st: Statement, sql = db.sql): Promise<T[]> {
   const done = db.onQuery?.()
   try {
     const prepare = db.shapes.prepare(st.text, st.fixed)
     return (await withDeadline(sql.unsafe(st.text, st.values as postgres.ParameterOrJSON<never>[], { prepare }))) as unknown as T[]
-  } catch (e) {
-    throw classifyDbError(e, hasFilter)
   } finally {
     done?.()
+  }
+}
+
+/** Runs a statement on the primary's read pool; a failure is the error its response shows. */
+async function run<T>(db: ReadDb, st: Statement, hasFilter: boolean): Promise<T[]> {
+  try {
+    return await query<T>(db, st)
+  } catch (e) {
+    throw classifyDbError(e, hasFilter)
   }
 }
 
@@ -158,16 +166,16 @@ async function runRead(db: ReadDb, state: OrgState | undefined, build: (pin?: st
   const replica = db.replica
   if (replica && state && state.scanId && replica.usable()) {
     try {
-      const row = (await run<ResultRow>(db, build(state.scanId), hasFilter, replica.sql))[0]
+      const row = (await query<ResultRow>(db, build(state.scanId), replica.sql))[0]
       if (row.org_ok) {
         replica.served()
         return row
       }
       replica.behind()
     } catch (e) {
-      const error = e as ApiError
-      if (error.status < 500) throw e
-      replica.failed(error.status === 503, error.code)
+      const error = classifyDbError(e, hasFilter)
+      if (error.status < 500) throw error
+      replica.failed(error.status === 503, errorCode(e) || error.code)
     }
   }
   return (await run<ResultRow>(db, build(), hasFilter))[0]

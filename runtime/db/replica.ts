@@ -31,6 +31,7 @@ export const REPLICA_REST_MS = 5_000
 
 export class ReplicaReads {
   private downUntil = 0
+  private lastFailureLog = -Infinity
   private readonly counts: ReplicaReadStats = { served: 0, behind: 0, failed: 0, down: 0 }
 
   constructor(
@@ -59,12 +60,21 @@ export class ReplicaReads {
     this.counts.behind++
   }
 
-  /** The replica failed a statement; `unreachable` (a connection failure or no answer in time) rests it. */
+  /**
+   * The replica failed a statement (`code`: the SQLSTATE or driver code); `unreachable` (a connection failure or no
+   * answer in time) rests it. Other failures (a conflict with recovery, a schema not replayed yet) are logged at most
+   * once a minute: the read ran on the primary, but a replica failing every read takes nothing off the primary.
+   */
   failed(unreachable: boolean, code: string): void {
     this.counts.failed++
-    if (!unreachable) return
-    if (this.downUntil === 0) this.log?.warn({ msg: `replica: unreachable; reads go to the primary and the replica is tried again every ${this.restMs} ms`, code })
-    this.downUntil = this.clock() + this.restMs
+    const now = this.clock()
+    if (unreachable) {
+      if (this.downUntil === 0) this.log?.warn({ msg: `replica: unreachable; reads go to the primary and the replica is tried again every ${this.restMs} ms`, code })
+      this.downUntil = now + this.restMs
+    } else if (now - this.lastFailureLog >= 60_000) {
+      this.lastFailureLog = now
+      this.log?.warn({ msg: 'replica: a read failed there and ran on the primary (logged at most once a minute)', code })
+    }
   }
 
   stats(): ReplicaReadStats {

@@ -127,7 +127,7 @@ export async function createReplica(adminUrl: string): Promise<Replica | { skip:
     // --no-sync and fsync = off: a throwaway copy; -c fast: do not wait for a spread checkpoint on the primary.
     const backup = await run(`${bin}/pg_basebackup`, ['-d', adminUrl, '-D', data, '-R', '-X', 'stream', '-c', 'fast', '--no-sync', '-w'], asPostgres)
     if (!backup.ok) {
-      if (/pg_hba\.conf|replication connection|not permitted to (start|log in)/i.test(backup.out)) {
+      if (/pg_hba\.conf|replication connection|not permitted to (start|log in)|replication role/i.test(backup.out)) {
         return { skip: `the server refuses replication connections (${backup.out.split('\n').pop()}): ${ENABLE_REPLICATION}` }
       }
       throw new Error(`pg_basebackup failed: ${backup.out}`)
