@@ -60,19 +60,20 @@ function freePort(): Promise<number> {
   })
 }
 
-/** Stops and removes replicas left by processes that are gone (a killed run). */
-function removeStale(bin: string, asPostgres: boolean): void {
+/** Stops and removes replicas left by processes that are gone (a killed test); tap's after script calls it too. */
+export function removeStaleReplicas(): void {
   for (const f of readdirSync(tmpdir())) {
     const m = new RegExp(`^${PREFIX}(\\d+)-`).exec(f)
-    if (!m || alive(Number(m[1]))) continue
-    stopSync(join(tmpdir(), f), bin, asPostgres)
+    if (m && !alive(Number(m[1]))) stopSync(join(tmpdir(), f))
   }
 }
 
-function stopSync(dir: string, bin: string, asPostgres: boolean): void {
+/** Stops the replica in `dir` if it runs (immediately: it is thrown away) and removes the folder. */
+function stopSync(dir: string): void {
   const data = join(dir, 'data')
   if (existsSync(join(data, 'postmaster.pid'))) {
-    const [file, argv] = asPostgres ? ['runuser', ['-u', 'postgres', '--', `${bin}/pg_ctl`]] : [`${bin}/pg_ctl`, []]
+    const pgCtl = `/usr/lib/postgresql/${readFileSync(join(data, 'PG_VERSION'), 'utf8').trim()}/bin/pg_ctl`
+    const [file, argv] = process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', pgCtl]] : [pgCtl, []]
     try {
       execFileSync(file, [...argv, '-D', data, '-m', 'immediate', '-w', 'stop'], { stdio: 'ignore', timeout: 30_000, cwd: '/' })
     } catch {
@@ -113,12 +114,12 @@ export async function createReplica(adminUrl: string): Promise<Replica | { skip:
     if (!existsSync(`${bin}/pg_basebackup`) || !existsSync(`${bin}/pg_ctl`)) return { skip: `no PostgreSQL server binaries in ${bin}` }
     if (setting('wal_level') === 'minimal') return { skip: 'the server runs with wal_level = minimal: set it to replica (the default) and restart it' }
     if (Number(setting('max_wal_senders')) < 1) return { skip: 'the server runs with max_wal_senders = 0: set it to 10 (the default) and restart it' }
-    removeStale(bin, asPostgres)
+    removeStaleReplicas()
 
     const folder = mkdtempSync(join(tmpdir(), `${PREFIX}${process.pid}-`))
     const data = join(folder, 'data')
     if (asPostgres) chownSync(folder, pgUid, pgGid)
-    const stopAtExit = () => stopSync(folder, bin, asPostgres)
+    const stopAtExit = () => stopSync(folder)
     process.on('exit', stopAtExit)
     undo = () => {
       process.off('exit', stopAtExit)
