@@ -158,7 +158,7 @@ export async function createReplica(adminUrl: string): Promise<Replica | { skip:
     let stopped: Promise<void> | undefined
     const replica: Replica = {
       port,
-      urlOf: (primaryDatabaseUrl) => replicaUrl(new URL(primaryDatabaseUrl).pathname.slice(1)),
+      urlOf: (primaryDatabaseUrl) => replicaUrl(decodeURIComponent(new URL(primaryDatabaseUrl).pathname.slice(1))),
       async catchUp(timeoutMs = 20_000) {
         const [{ lsn }] = await admin<{ lsn: string }[]>`SELECT pg_current_wal_lsn()::text AS lsn`
         const until = Date.now() + timeoutMs
