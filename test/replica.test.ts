@@ -94,7 +94,7 @@ if (replica) {
         if (i > 2000) break
       }
     })()
-    await new Promise((r) => setTimeout(r, 100))
+    for (const end = Date.now() + 5000; seen.length < 2 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10))
     await importScan(ts.svc.db.sql, ts.svc.ctx.resources, acct, next)
     const [{ s2 }] = await ts.svc.db.sql<{ s2: string }[]>`SELECT latest_scan_id::text AS s2 FROM orgs WHERE salesforce_id = ${orgId}`
     const behindBefore = stats().behind
