@@ -20,6 +20,11 @@ export interface Config {
   /** Embedded PGlite folder, used when databaseUrl is unset. */
   dataDir: string
   databaseUrl?: string
+  /**
+   * A streaming replica of `databaseUrl` (PostgreSQL only): the records of completed scans are read there; everything
+   * that decides access or writes stays on the primary (docs/decisions.md "Read replicas").
+   */
+  replicaUrl?: string
   poolSize: number
   /** Server-side secret mixed into API key hashes (HMAC-SHA-256 key). */
   pepper?: string
@@ -111,6 +116,7 @@ const EnvSchema = v.object({
   HOST: v.optional(v.string(), '127.0.0.1'),
   ORGSCAN_DATA_DIR: v.optional(v.string(), './data'),
   DATABASE_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'must start with postgres://'))),
+  DATABASE_REPLICA_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'must start with postgres://'))),
   ORGSCAN_POOL_SIZE: v.optional(intFromEnv(1, 100), '4'),
   ORGSCAN_PEPPER: v.optional(v.pipe(v.string(), v.minLength(32, 'must be at least 32 characters'))),
   ORGSCAN_VERSIONS: v.optional(v.string()),
@@ -207,6 +213,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (oidc.some((x) => x !== undefined) && !oidc.every((x) => x !== undefined)) {
     problems.push('ORGSCAN_OIDC_ISSUER, ORGSCAN_OIDC_CLIENT_ID and ORGSCAN_OIDC_CLIENT_SECRET go together: set all three or none')
   }
+  if (env.DATABASE_REPLICA_URL !== undefined && env.DATABASE_URL === undefined) {
+    problems.push('DATABASE_REPLICA_URL needs DATABASE_URL: a replica is a PostgreSQL server streaming from the primary DATABASE_URL names; the embedded database has none')
+  }
   if ((env.TLS_CERT === undefined) !== (env.TLS_KEY === undefined)) problems.push('TLS_CERT and TLS_KEY go together: set both (PEM files) or neither')
   const pem = (name: string, path: string | undefined): Buffer | undefined => {
     if (!path) return undefined
@@ -235,6 +244,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: e.HOST,
     dataDir: e.ORGSCAN_DATA_DIR,
     databaseUrl: e.DATABASE_URL,
+    replicaUrl: e.DATABASE_REPLICA_URL,
     poolSize: e.ORGSCAN_POOL_SIZE,
     pepper: e.ORGSCAN_PEPPER,
     versions,

@@ -7,6 +7,7 @@
 import client from 'prom-client'
 import type { AccessLine } from './http/access-log.ts'
 import type { ResponseCacheStats } from './cache/response-cache.ts'
+import type { ReplicaReadStats } from './db/replica.ts'
 
 export interface Metrics {
   readonly registry: client.Registry
@@ -20,7 +21,7 @@ export interface Metrics {
   query(): () => void
 }
 
-export function createMetrics(o: { cacheStats: () => ResponseCacheStats; readPoolSize: number }): Metrics {
+export function createMetrics(o: { cacheStats: () => ResponseCacheStats; readPoolSize: number; replicaStats?: () => ReplicaReadStats }): Metrics {
   const registry = new client.Registry()
   client.collectDefaultMetrics({ register: registry, prefix: 'orgscan_' })
   const requests = new client.Counter({ name: 'orgscan_http_requests_total', help: 'Answered HTTP requests by method, route template and status.', labelNames: ['method', 'route', 'status'], registers: [registry] })
@@ -55,6 +56,19 @@ export function createMetrics(o: { cacheStats: () => ResponseCacheStats; readPoo
       this.set(o.cacheStats().bytes)
     },
   })
+  if (o.replicaStats) {
+    const replicaStats = o.replicaStats
+    new client.Counter({
+      name: 'orgscan_db_replica_reads_total',
+      help: 'Org-scoped read statements offered to the replica, by outcome: served by it, or sent to the primary because it was behind, failed, or was resting after a connection failure.',
+      labelNames: ['outcome'],
+      registers: [registry],
+      collect() {
+        this.reset()
+        for (const [outcome, n] of Object.entries(replicaStats())) this.inc({ outcome }, n)
+      },
+    })
+  }
   const queryTime = new client.Histogram({
     name: 'orgscan_db_read_query_duration_seconds',
     help: 'Time of request read statements on the read pool (cache misses; org checks excluded).',

@@ -9,11 +9,12 @@ import type { CompiledResource } from './registry.ts'
 import { createHash } from 'node:crypto'
 import { planGet, planList, type GetPlan, type ListPlan, type QueryInput, type Surface } from './plan.ts'
 import type { ResponseCache } from './cache/response-cache.ts'
-import type { OrgStateCache } from './cache/org-state.ts'
+import type { OrgState, OrgStateCache } from './cache/org-state.ts'
+import type { ReplicaReads } from './db/replica.ts'
 import { getStatement, listStatement, orgAccessStatement, type ResultRow, type Scope, type Statement } from './statements.ts'
 import type { PreparedShapes } from './db/prepared-shapes.ts'
 import { normalizeOrgId } from './org-id.ts'
-import { classifyDbError } from './db/errors.ts'
+import { classifyDbError, errorCode } from './db/errors.ts'
 import { withDeadline } from './db/deadline.ts'
 
 export type ReadResult = (
@@ -41,7 +42,13 @@ export interface ReadRequest {
 
 /** Where reads run: the read pool, which of its statements may be prepared, and the hot-read caches. */
 export interface ReadDb {
+  /** The primary's read pool. */
   sql: postgres.Sql
+  /**
+   * A streaming replica for the records of completed scans (needs `hot`, whose org state, read on the primary, names
+   * the scan): runtime/db/replica.ts.
+   */
+  replica?: ReplicaReads
   shapes: PreparedShapes
   /** Answers of org-scoped reads, and who may see which org (runtime/cache/); absent: every read queries. */
   hot?: { responses: ResponseCache; orgs: OrgStateCache }
@@ -59,15 +66,23 @@ function etagOf(scanId: string, key: string): string {
   return `"${createHash('sha256').update(scanId).update('\n').update(key).digest('base64url').slice(0, 32)}"`
 }
 
-async function run<T>(db: ReadDb, st: Statement, hasFilter: boolean): Promise<T[]> {
+/** Runs a statement on `sql` (default: the primary's read pool); failures as they come from the driver. */
+async function query<T>(db: ReadDb, st: Statement, sql = db.sql): Promise<T[]> {
   const done = db.onQuery?.()
   try {
     const prepare = db.shapes.prepare(st.text, st.fixed)
-    return (await withDeadline(db.sql.unsafe(st.text, st.values as postgres.ParameterOrJSON<never>[], { prepare }))) as unknown as T[]
-  } catch (e) {
-    throw classifyDbError(e, hasFilter)
+    return (await withDeadline(sql.unsafe(st.text, st.values as postgres.ParameterOrJSON<never>[], { prepare }))) as unknown as T[]
   } finally {
     done?.()
+  }
+}
+
+/** Runs a statement on the primary's read pool; a failure is the error its response shows. */
+async function run<T>(db: ReadDb, st: Statement, hasFilter: boolean): Promise<T[]> {
+  try {
+    return await query<T>(db, st)
+  } catch (e) {
+    throw classifyDbError(e, hasFilter)
   }
 }
 
@@ -98,10 +113,10 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
     }
     const plan = planList(c, req.query, req.surface, parentId)
     const key = decl.scope === 'org' ? canonical(c, plan) : undefined
-    const hit = key && (await cached(db, scope, key))
+    const state = key ? await orgState(db, scope) : undefined
+    const hit = key && cached(db, state, key)
     if (hit) return hit
-    const st = listStatement(c, plan, scope)
-    const row = (await run<ResultRow>(db, st, plan.filter !== undefined))[0]
+    const row = await runRead(db, state, (pin) => listStatement(c, plan, { ...scope, scanId: pin }), plan.filter !== undefined)
     checkRow(row, decl.scope, decl.parent?.param)
     if (!row.org_ok && decl.scope === 'org') return orgDenied(db, scope.orgId!, req.principal)
     const count = Math.min(row.n, plan.limit)
@@ -111,10 +126,10 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
   const idParam = decl.id?.param
   const plan = planGet(c, req.query, idParam === 'orgId' ? scope.orgId : idParam ? req.params[idParam] : undefined)
   const key = decl.scope === 'org' ? canonical(c, plan) : undefined
-  const hit = key && (await cached(db, scope, key))
+  const state = key ? await orgState(db, scope) : undefined
+  const hit = key && cached(db, state, key)
   if (hit) return hit
-  const st = getStatement(c, plan, scope)
-  const row = (await run<ResultRow>(db, st, false))[0]
+  const row = await runRead(db, state, (pin) => getStatement(c, plan, { ...scope, scanId: pin }), false)
   if (decl.scope === 'org') {
     if (!row.org_ok) return orgDenied(db, scope.orgId!, req.principal)
     checkRow(row, decl.scope)
@@ -126,11 +141,44 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
   return remember(db, scope, key, row, { kind: 'one', data: row.data })
 }
 
+/**
+ * The org's state as the primary has it (org-state cache), when the caller may see the org: needed by the response
+ * cache (its key holds the scan) and by a replica (the scan it must show). Without either, the one statement checks
+ * access itself and nothing is asked first.
+ */
+async function orgState(db: ReadDb, scope: Scope): Promise<OrgState | undefined> {
+  if (!db.hot || (!db.hot.responses.enabled && !db.replica)) return undefined
+  return db.hot.orgs.visible(scope.orgId!, scope.accountId, scope.userId)
+}
+
 /** The cached answer of an org-scoped read, when the caller may see the org (per the org-state cache) and it is held. */
-async function cached(db: ReadDb, scope: Scope, key: string): Promise<ReadResult | undefined> {
-  if (!db.hot?.responses.enabled) return undefined
-  const state = await db.hot.orgs.visible(scope.orgId!, scope.accountId, scope.userId)
-  return state?.scanId ? db.hot.responses.get(`${state.scanId}\n${key}`) : undefined
+function cached(db: ReadDb, state: OrgState | undefined, key: string): ReadResult | undefined {
+  if (!state || !state.scanId || !db.hot?.responses.enabled) return undefined
+  return db.hot.responses.get(`${state.scanId}\n${key}`)
+}
+
+/**
+ * Runs an org-scoped read: on the replica, pinned to the latest scan the primary named, when there is one; on the
+ * primary when the replica does not show that scan yet, fails, or rests (runtime/db/replica.ts). A failure that is
+ * the request's own (a 4xx: a bad value, a statement too expensive) is not retried: the primary would say the same.
+ */
+async function runRead(db: ReadDb, state: OrgState | undefined, build: (pin?: string) => Statement, hasFilter: boolean): Promise<ResultRow> {
+  const replica = db.replica
+  if (replica && state && state.scanId && replica.usable()) {
+    try {
+      const row = (await query<ResultRow>(db, build(state.scanId), replica.sql))[0]
+      if (row.org_ok) {
+        replica.served()
+        return row
+      }
+      replica.behind()
+    } catch (e) {
+      const error = classifyDbError(e, hasFilter)
+      if (error.status < 500) throw error
+      replica.failed(error.status === 503, errorCode(e) || error.code)
+    }
+  }
+  return (await run<ResultRow>(db, build(), hasFilter))[0]
 }
 
 /** A successful answer read from the database: tagged (org-scoped), and kept for the next identical read. */

@@ -38,6 +38,7 @@ import type { AccessLine, AccessLog } from './http/access-log.ts'
 import { createMetrics, type Metrics } from './metrics.ts'
 import { scheduleRetention } from './retention.ts'
 import { createServer as createPlainServer } from 'node:http'
+import { ReplicaReads, replicaStatus } from './db/replica.ts'
 
 /** The HTTP server's hook for answered requests: metrics and the access log, whichever are on. */
 function answered(metrics: Metrics | undefined, log: AccessLog | undefined): AccessLog | undefined {
@@ -92,6 +93,15 @@ function defaultPerAccount(db: Database): number {
   return db.kind === 'embedded' ? 1 : 2 * (db.read.options.max ?? 1)
 }
 
+/** Says at start where reads go; a replica that is down or not a standby is a warning, not a failure (reads fall back). */
+async function announceReplica(db: Database, log: Logger): Promise<void> {
+  const s = await replicaStatus(db.sql, db.replica!.sql, 5_000)
+  const at = db.replica!.describe
+  if (!s.reachable) log.warn({ msg: `replica: ${at} is unreachable; reads go to the primary until it answers` })
+  else if (!s.standby) log.warn({ msg: `replica: ${at} is not a standby (not in recovery); reads go to it, but nothing is taken off the primary` })
+  else log.info({ msg: `replica: records of completed scans are read at ${at}`, lagBytes: s.lagBytes })
+}
+
 export interface ServiceOptions {
   clock?: Clock
   log?: Logger
@@ -127,6 +137,8 @@ export interface RunningService {
   adminChanged(change: { account?: string; key?: string; oauth?: boolean }): void
   /** The admin listener (`GET /metrics`), when ORGSCAN_ADMIN_PORT is set. */
   adminUrl?: string
+  /** Reads on the replica (DATABASE_REPLICA_URL), with what happened to them (`replica.stats()`). */
+  replica?: ReplicaReads
   /** The hot-read caches (hit, miss and eviction counts: `hot.responses.stats()`). */
   hot: { responses: ResponseCache; orgs: OrgStateCache }
   /**
@@ -147,6 +159,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     dataDir: config.dataDir,
     poolSize: CONTROL_POOL_SIZE,
     readPool: { size: config.poolSize, statementTimeoutMs: config.statementTimeoutMs },
+    replicaUrl: config.replicaUrl,
   })
   let auth: ApiKeyAuthenticator | undefined
   let quota: QuotaService | undefined
@@ -187,10 +200,14 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       else applyCacheNotification(h.orgs, payload)
     }
     if (db.kind !== 'embedded') cacheListener = new LimitListener(db.sql, log, notified, CACHE_CHANNEL, 'hot reads: LISTEN failed; org and grant changes apply within ORGSCAN_ORG_CACHE_MS and ORGSCAN_AUTH_CACHE_MS')
-    metrics = config.admin.port !== undefined ? createMetrics({ cacheStats: () => h.responses.stats(), readPoolSize: config.poolSize }) : undefined
+    // A replica serves the records of completed scans; access and the latest scan come from the primary (the org-state
+    // cache above), so answers never depend on its lag (docs/decisions.md "Read replicas").
+    const replica = db.replica ? new ReplicaReads(db.replica.sql, log, clock) : undefined
+    if (db.replica) await announceReplica(db, log)
+    metrics = config.admin.port !== undefined ? createMetrics({ cacheStats: () => h.responses.stats(), readPoolSize: config.poolSize, replicaStats: replica && (() => replica.stats()) }) : undefined
     const m = metrics
     const pipeline = createPipeline({
-      read: { sql: db.read, shapes: new PreparedShapes(), hot, onQuery: m ? () => m.query() : undefined },
+      read: { sql: db.read, replica, shapes: new PreparedShapes(), hot, onQuery: m ? () => m.query() : undefined },
       metrics,
       quota,
       fairShare,
@@ -230,7 +247,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
           }
         : undefined,
     }
-    const health = buildHealthRoutes({ sql: db.sql, draining: () => lifecycle.draining })
+    const health = buildHealthRoutes({ sql: db.sql, draining: () => lifecycle.draining, replica: db.replica && ((ms) => replicaStatus(db.sql, db.replica!.sql, ms)) })
     const rest = [buildDiscoveryRoutes(config.versions, clock), health, buildRestRouter(ctx), buildReferenceRoutes()]
     const separateMcp = config.mcp.port !== undefined
     const server = await listen(createHttpServer(separateMcp ? rest : [...rest, mcp.routes, o.routes], options), config.port, config.host)
@@ -279,6 +296,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       oauth: o,
       adminChanged,
       hot: h,
+      replica,
       adminUrl: adminServer ? `http://${config.admin.host.includes(':') ? `[${config.admin.host}]` : config.admin.host}:${(adminServer.address() as AddressInfo).port}` : undefined,
       async close(graceMs = 10_000) {
         if (closed) return

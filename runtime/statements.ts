@@ -21,6 +21,11 @@ export interface Scope {
   accountId: string
   userId: string | null
   orgId?: string
+  /**
+   * Pinned to this scan (reads on a replica, runtime/db/replica.ts): the org row must show it as its latest scan,
+   * else the statement finds no visible org (`org_ok` false) and the read goes to the primary.
+   */
+  scanId?: string
 }
 
 /** Columns every statement returns: org_ok, has_scan, parent_ok, data, n, scan_id. */
@@ -50,7 +55,8 @@ function orgCte(b: Binder, s: Scope): string {
   const org = b.bind(s.orgId)
   const acct = b.bind(s.accountId)
   const user = b.bind(s.userId)
-  return `WITH o AS (SELECT o.latest_scan_id AS scan_id FROM orgs o WHERE o.salesforce_id = ${org} AND o.account_id = ${acct}::bigint AND ${ACCESS(user)})`
+  const pin = s.scanId === undefined ? '' : ` AND o.latest_scan_id = ${b.bind(s.scanId)}::bigint`
+  return `WITH o AS (SELECT o.latest_scan_id AS scan_id FROM orgs o WHERE o.salesforce_id = ${org} AND o.account_id = ${acct}::bigint AND ${ACCESS(user)}${pin})`
 }
 
 const SCAN = '(SELECT scan_id FROM o)'

@@ -37,3 +37,11 @@ t.test('every problem at once', async (t) => {
   t.match(p.join('\n'), /TLS_CERT and TLS_KEY go together/)
   t.match(p.join('\n'), /TLS_KEY: cannot read \/nonexistent\/key\.pem \(ENOENT\)/)
 })
+
+t.test('DATABASE_REPLICA_URL: PostgreSQL only, with its primary', async (t) => {
+  t.match(problems({ DATABASE_REPLICA_URL: 'postgres://replica:5432/orgscan' }).join('\n'), /DATABASE_REPLICA_URL needs DATABASE_URL: .*the embedded database has none/, 'refused on the embedded database')
+  t.match(problems({ DATABASE_URL: 'postgres://db/orgscan', DATABASE_REPLICA_URL: 'mysql://replica/orgscan' }).join('\n'), /DATABASE_REPLICA_URL: must start with postgres:\/\//)
+  const c = loadConfig({ DATABASE_URL: 'postgres://db/orgscan', DATABASE_REPLICA_URL: 'postgres://replica/orgscan' })
+  t.equal(c.replicaUrl, 'postgres://replica/orgscan')
+  t.equal(loadConfig({}).replicaUrl, undefined, 'none by default')
+})

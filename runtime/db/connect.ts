@@ -33,6 +33,12 @@ export interface OpenOptions {
    * `statement_timeout` (measured), so there `read` is `sql` (docs/decisions.md "Fair share").
    */
   readPool?: { size: number; statementTimeoutMs: number }
+  /**
+   * A streaming replica of `databaseUrl`: a pool like the read pool (same size and statement timeout) on it, as
+   * `Database.replica`. PostgreSQL only. Not contacted here: a replica that is down must not stop the primary from
+   * serving (runtime/db/replica.ts reads from it and falls back to the primary).
+   */
+  replicaUrl?: string
 }
 
 export interface Database {
@@ -40,6 +46,8 @@ export interface Database {
   sql: postgres.Sql
   /** Request reads (a pool of its own with a statement timeout when `readPool` was given on PostgreSQL; else `sql`). */
   read: postgres.Sql
+  /** Reads of completed scans on a replica (`replicaUrl`), with its display form; absent without one. */
+  replica?: { sql: postgres.Sql; describe: string }
   kind: 'postgres' | 'embedded'
   /** Human-readable target, never with a password: 'embedded PGlite at ./data', 'postgres://user@host:5432/db'. */
   describe: string
@@ -54,36 +62,48 @@ const CONNECTION_PARAMS = { TimeZone: 'UTC', application_name: 'orgscan' }
 const silent = () => {}
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 4, opts.readPool)
+  if (opts.replicaUrl && !opts.databaseUrl) throw new Error('A replica needs a PostgreSQL primary (DATABASE_URL): the embedded database has no replicas.')
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 4, opts.readPool, opts.replicaUrl)
   if (opts.dataDir) return openEmbedded(opts.dataDir)
   throw new Error(
     'No database configured: set DATABASE_URL to use a PostgreSQL server, or a data folder for the embedded database.',
   )
 }
 
-function pool(url: string, max: number, statementTimeoutMs = 0): postgres.Sql {
+/** Seconds to wait for a replica's connection: reads fall back to the primary meanwhile, so it is short. */
+const REPLICA_CONNECT_TIMEOUT_S = 3
+
+function pool(url: string, max: number, statementTimeoutMs = 0, connectTimeout = 10): postgres.Sql {
   try {
     const connection = statementTimeoutMs > 0 ? { ...CONNECTION_PARAMS, statement_timeout: statementTimeoutMs } : CONNECTION_PARAMS
-    return postgres(url, { max, idle_timeout: 60, connect_timeout: 10, connection, onnotice: silent })
+    return postgres(url, { max, idle_timeout: 60, connect_timeout: connectTimeout, connection, onnotice: silent })
   } catch (err) {
     // No `cause`: URL parse errors carry the whole URL (password included) in `input`.
     throw new Error(`Invalid database URL: ${(err as Error).message}`)
   }
 }
 
-async function openPostgres(url: string, poolSize: number, readPool: OpenOptions['readPool']): Promise<Database> {
+async function openPostgres(url: string, poolSize: number, readPool: OpenOptions['readPool'], replicaUrl?: string): Promise<Database> {
   const sql = pool(url, poolSize)
   const read = readPool ? pool(url, readPool.size, readPool.statementTimeoutMs) : sql
-  const end = () => Promise.all([sql.end({ timeout: 5 }), read === sql ? undefined : read.end({ timeout: 5 })]).then(() => undefined)
+  let replica: Database['replica']
+  try {
+    replica = replicaUrl ? { sql: pool(replicaUrl, readPool?.size ?? poolSize, readPool?.statementTimeoutMs, REPLICA_CONNECT_TIMEOUT_S), describe: describeDatabaseUrl(replicaUrl) } : undefined
+  } catch (err) {
+    await Promise.all([sql.end({ timeout: 0 }), read.end({ timeout: 0 })]).catch(silent)
+    throw new Error(`Invalid replica URL: ${(err as Error).message.replace(/^Invalid database URL: /, '')}`)
+  }
+  const pools = [...new Set([sql, read, replica?.sql])].filter((p) => p !== undefined)
+  const end = () => Promise.all(pools.map((p) => p.end({ timeout: 5 }))).then(() => undefined)
   const describe = describeParsed(sql.options, url)
   try {
     await sql`select 1`
     if (read !== sql) await read`select 1`
   } catch (err) {
-    await Promise.all([sql.end({ timeout: 0 }), read.end({ timeout: 0 })]).catch(silent)
+    await Promise.all(pools.map((p) => p.end({ timeout: 0 }))).catch(silent)
     throw new Error(`Cannot connect to PostgreSQL at ${describe}: ${(err as Error).message}`, { cause: err })
   }
-  return { sql, read, kind: 'postgres', describe, close: once(end) }
+  return { sql, read, replica, kind: 'postgres', describe, close: once(end) }
 }
 
 /** Embedded hosts by Database, for tests and diagnostics (`embeddedHostOf`). */

@@ -4,6 +4,9 @@
  *   GET /readyz  — it should get traffic: the database answers (within 2 s), every migration this build knows is
  *                  applied, and it is not draining for shutdown. 200 {"status":"ready"}, else 503 {"status":
  *                  "not ready","reasons":[…]} with Retry-After, so a balancer takes it out before it stops.
+ *                  With a replica, the body also reports it (`replica`: reachable, standby, lagBytes, replayPaused);
+ *                  a replica that is down or behind does not make the process unready, since reads then go to the
+ *                  primary (docs/decisions.md "Read replicas").
  */
 import type { ServerResponse } from 'node:http'
 import FindMyWay, { type HTTPVersion } from 'find-my-way'
@@ -12,10 +15,13 @@ import { listMigrations } from '../db/migrate.ts'
 import { raceDeadline } from '../db/deadline.ts'
 import { sendJson } from './respond.ts'
 import type { Routes } from './server.ts'
+import type { ReplicaStatus } from '../db/replica.ts'
 
 export interface HealthDeps {
   sql: postgres.Sql
   draining(): boolean
+  /** The replica's state, when one is configured (asked within the check's time). */
+  replica?: (ms: number) => Promise<ReplicaStatus>
 }
 
 const LATEST = Math.max(...listMigrations().map((m) => m.version))
@@ -40,9 +46,10 @@ export function buildHealthRoutes(d: HealthDeps): Routes {
   const router = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: false, caseSensitive: true })
   router.on(['GET', 'HEAD'], '/healthz', (_req, res) => sendJson(res as ServerResponse, 200, '{"status":"ok"}'))
   router.on(['GET', 'HEAD'], '/readyz', (_req, res) => {
-    void problems(d).then((reasons) => {
-      if (reasons.length === 0) return sendJson(res as ServerResponse, 200, '{"status":"ready"}')
-      sendJson(res as ServerResponse, 503, JSON.stringify({ status: 'not ready', reasons }), { 'Retry-After': '5' })
+    void Promise.all([problems(d), d.replica?.(CHECK_MS)]).then(([reasons, replica]) => {
+      const extra = replica ? { replica } : {}
+      if (reasons.length === 0) return sendJson(res as ServerResponse, 200, JSON.stringify({ status: 'ready', ...extra }))
+      sendJson(res as ServerResponse, 503, JSON.stringify({ status: 'not ready', reasons, ...extra }), { 'Retry-After': '5' })
     })
   })
   return { router, allow: ['GET', 'HEAD'] }

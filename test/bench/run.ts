@@ -3,7 +3,8 @@
  * autocannon, alternating in one run, (a) the bare-stack baseline, (b) the authenticated, quota-counted REST list
  * GET /v1/orgs/{orgId}/fields?limit=50 repeated (a response-cache hit), (c) a stream of distinct pages of it (cache
  * misses), (d) the same request with If-None-Match (304) and (e) the MCP tool call it mirrors (tools/call
- * list_org_fields, limit 50, in a session), with the server's resident memory during and after each load. Prints req/s, p50/p99, memory and
+ * list_org_fields, limit 50, in a session), with the server's resident memory during and after each load, and (f) the
+ * distinct pages read from a streaming replica (replica-reads.ts). Prints req/s, p50/p99, memory and
  * ratios; writes results/latest.json.
  *
  * Env: BENCH_DATABASE_URL (default TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test), BENCH_SECONDS (10),
@@ -19,6 +20,7 @@ import { seedDemo } from '../../demo/seed.ts'
 import { compileRegistry } from '../../runtime/registry.ts'
 import { migrate } from '../../runtime/db/migrate.ts'
 import { createKey, updateAccount } from '../../runtime/admin.ts'
+import { replicaBench, type ReplicaBench } from './replica-reads.ts'
 
 const root = new URL('../../', import.meta.url).pathname
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -123,6 +125,7 @@ const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined })
 await admin.unsafe(`CREATE DATABASE ${dbName}`)
 const dbUrl = adminUrl.replace(/\/[^/?]+(\?|$)/, `/${dbName}$1`)
 const children: ChildProcess[] = []
+let replica: ReplicaBench | undefined
 try {
   const sql = postgres(dbUrl, { max: 4, onnotice: () => undefined })
   await migrate(sql)
@@ -175,6 +178,8 @@ try {
       ],
     },
   ]
+  replica = await replicaBench({ adminUrl, dbUrl, path, auth, pages: () => distinctPages(org.salesforceId) })
+  if (replica) targets.push(replica.target)
   const results: Record<string, Measure[]> = {}
   for (let round = 1; round <= rounds; round++) {
     for (const tgt of targets) {
@@ -203,6 +208,7 @@ try {
   log(`  mcp / rest ${(summary.mcp.rps / summary.rest.rps).toFixed(2)}`)
   log(`  cache hit / baseline ${(summary.rest.rps / base).toFixed(2)} (target ≥ 5), 304 / baseline ${(summary['rest-304'].rps / base).toFixed(2)}`)
   log(`  access log on / off (cache hits) ${(summary.rest.rps / summary['rest-nolog'].rps).toFixed(2)} (target ≥ 0.95)`)
+  if (replica) log(replica.report(summary))
   log(`  misses: with the cache / without ${(summary['rest-miss'].rps / summary['nocache-miss'].rps).toFixed(2)} (target ≥ 1, within noise); the repeated request without the cache / baseline ${(summary.nocache.rps / base).toFixed(2)}`)
   const out = {
     date: new Date().toISOString(),
@@ -214,6 +220,7 @@ try {
       'rest-nolog': 'as rest, ORGSCAN_ACCESS_LOG=off',
       nocache: 'GET /v1/orgs/{orgId}/fields?limit=50 repeated, ORGSCAN_CACHE_MB=0 (every request reads the database)',
       'nocache-miss': 'the distinct-page stream, ORGSCAN_CACHE_MB=0',
+      'replica-miss': 'the distinct-page stream, ORGSCAN_CACHE_MB=0, DATABASE_REPLICA_URL: a streaming replica of the bench database',
       mcp: 'tools/call list_org_fields {orgId, limit: 50} in a 2025-11-25 session (a hit)',
     },
     orgFields: n, connections, seconds, rounds, scale, summary,
@@ -224,6 +231,7 @@ try {
   log('wrote test/bench/results/latest.json')
 } finally {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
+  await replica?.close()
   await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
   await admin.end()
 }

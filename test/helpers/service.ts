@@ -32,7 +32,12 @@ export function basic(keyId: string, secret: string): string {
 
 export async function startTestService(
   t: Test,
-  opts: { config?: Partial<Config>; clock?: Clock; quota?: ServiceOptions['quota']; seed?: boolean; seedScale?: number; mcpExtraTools?: ServiceOptions['mcpExtraTools']; registry?: ServiceOptions['registry']; accessLog?: ServiceOptions['accessLog'] } = {},
+  opts: {
+    config?: Partial<Config>
+    /** Runs once the test's database exists, before the service starts; its settings are added (e.g. a replica's URL). */
+    beforeStart?: (location: { databaseUrl?: string; dataDir?: string }) => Promise<Partial<Config>>
+    clock?: Clock; quota?: ServiceOptions['quota']; seed?: boolean; seedScale?: number; mcpExtraTools?: ServiceOptions['mcpExtraTools']; registry?: ServiceOptions['registry']; accessLog?: ServiceOptions['accessLog']
+  } = {},
 ): Promise<TestService> {
   // A copy of the run's seeded template when the test wants the default demo data, else of the empty one.
   const scale = opts.seedScale ?? SEED_SCALE
@@ -52,6 +57,7 @@ export async function startTestService(
     retention: { keepScans: 0, everyMs: 600_000 },
     seedDemo: false,
     ...opts.config,
+    ...(await opts.beforeStart?.({ databaseUrl: db.databaseUrl, dataDir: db.dataDir })),
   })
   let seed: SeedResult = db.seed ?? ({ accounts: [], orgs: [], users: [] } as unknown as SeedResult)
   const svc = await startService(config, {
