@@ -26,12 +26,12 @@ function rowOf(r: Raw): VersionRow {
   return { surface: r.surface, name: r.name, status: r.status, sunsetDate: r.sunset_date, releasedAt: r.released_at.toISOString(), deprecatedAt: iso(r.deprecated_at), removedAt: iso(r.removed_at) }
 }
 
-/** Every row, by surface and major number; `forUpdate` locks them (inside a transaction). */
+/** Every row, REST's then MCP's, by major number; `forUpdate` locks them (inside a transaction). */
 export async function readVersions(sql: Sql, opts: { forUpdate?: boolean } = {}): Promise<VersionRow[]> {
   const rows = opts.forUpdate
     ? await sql<Raw[]>`SELECT surface, name, status, sunset_date::text AS sunset_date, released_at, deprecated_at, removed_at FROM api_versions FOR UPDATE`
     : await sql<Raw[]>`SELECT surface, name, status, sunset_date::text AS sunset_date, released_at, deprecated_at, removed_at FROM api_versions`
-  return rows.map(rowOf).sort((a, b) => (a.surface === b.surface ? major(a.name) - major(b.name) : a.surface < b.surface ? -1 : 1))
+  return rows.map(rowOf).sort((a, b) => SURFACES.indexOf(a.surface) - SURFACES.indexOf(b.surface) || major(a.name) - major(b.name))
 }
 
 /** Writes one row as it should now be (inserted when new); the timestamps of its transitions follow its status. */
