@@ -63,6 +63,10 @@ const env = {
   SMTP_FROM: 'orgscan <api@orgscan.example>',
   ORGSCAN_DOCS_URL: 'https://docs.orgscan.example/docs/',
 }
+// On PostgreSQL a second `orgscan serve` process on the same database must follow changes as well (started now, used below).
+const starting = PG ? spawnServer({ ...env, DATABASE_URL: ts.location.databaseUrl, ORGSCAN_SEED_DEMO: 'false' }) : undefined
+if (starting) t.teardown(async () => (await starting).stop(0))
+
 /** The `orgscan` command in this process, against the running service's database. */
 async function orgscan(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = ''
@@ -73,7 +77,6 @@ async function orgscan(...args: string[]): Promise<{ code: number; stdout: strin
 
 /** Polls `probe` for up to `ms` (PostgreSQL delivers the change notification asynchronously). */
 async function until(probe: () => Promise<boolean>, ms = 6000): Promise<boolean> {
-  const t0 = Date.now()
   for (;;) {
     if (await probe()) return true
     if (Date.now() - t0 > ms) return false
@@ -147,9 +150,7 @@ const client = await issueClient(sql, ts.svc.pepper, { account: accountA, name: 
 const { token } = await ts.svc.oauth.tokens.issue({ userId: user.id, clientId: client.clientId, scopes: ['mcp:read'], resource: `${ts.url}/v1`, family: '00000000-0000-4000-8000-0000000000aa' })
 
 t.test('a deprecation made with the CLI reaches the running server(s); 410 from the sunset date', async (t) => {
-  // On PostgreSQL a second `orgscan serve` process on the same database must follow as well.
-  const second = PG ? await spawnServer({ ...env, DATABASE_URL: ts.location.databaseUrl, ORGSCAN_SEED_DEMO: 'false' }) : undefined
-  if (second) t.teardown(() => second.stop(0))
+  const second = await starting
   const auth = basic(keyA.keyId, keyA.secret)
   const before = await ts.get('/v1/orgs', auth)
   t.equal(before.status, 200)
@@ -171,6 +172,7 @@ t.test('a deprecation made with the CLI reaches the running server(s); 410 from 
   if (PG) t.ok(await until(() => headers(ts.url)), 'this server follows the notification')
   else t.ok(await headers(ts.url), 'the next response carries Deprecation and Sunset (the change went through the admin socket)')
   if (second) t.ok(await until(() => headers(second.url)), 'the second process follows too')
+  console.error('DEBUG second', Date.now() - t0)
   const r = await ts.get('/v1/orgs', auth)
   t.equal(r.headers.get('deprecation'), 'true')
   t.equal(r.headers.get('sunset'), httpDate)
