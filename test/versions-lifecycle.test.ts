@@ -172,7 +172,6 @@ t.test('a deprecation made with the CLI reaches the running server(s); 410 from 
   if (PG) t.ok(await until(() => headers(ts.url)), 'this server follows the notification')
   else t.ok(await headers(ts.url), 'the next response carries Deprecation and Sunset (the change went through the admin socket)')
   if (second) t.ok(await until(() => headers(second.url)), 'the second process follows too')
-  console.error('DEBUG second', Date.now() - t0)
   const r = await ts.get('/v1/orgs', auth)
   t.equal(r.headers.get('deprecation'), 'true')
   t.equal(r.headers.get('sunset'), httpDate)
