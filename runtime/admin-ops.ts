@@ -14,7 +14,7 @@ import { issueClient, listClients, revokeClient, updateClient } from './oauth/cl
 import { createSignInUser, grantOrg, linkEmailDomain, listUsers, revokeOrg, revokeUserTokens } from './oauth/users.ts'
 import type { Clock } from './config.ts'
 import type { Surface } from './plan.ts'
-import { changeVersions, deprecatedTargets, listVersions, SERVED_VERSIONS } from './versions/operations.ts'
+import { changeVersions, deprecatedTargets, listVersions } from './versions/operations.ts'
 import type { VersionChange } from './versions/rules.ts'
 import { claimNotices, confirmNotices, planNotices, releaseNotices, type Notice } from './versions/notices.ts'
 
@@ -32,8 +32,6 @@ export interface AdminContext {
   versionsChanged?: () => Promise<void>
   /** Before notices are planned: the serving process writes the calls it recorded but has not written yet. */
   flushUsage?: () => Promise<void>
-  /** The majors this build serves (default SERVED_VERSIONS; tests give more to release v2). */
-  served?: Readonly<Record<Surface, readonly string[]>>
 }
 
 const id = v.pipe(v.string(), v.regex(/^[1-9][0-9]{0,17}$/, 'must be a positive integer'))
@@ -50,7 +48,7 @@ const now = (c: AdminContext) => (c.clock ?? Date.now)()
 
 /** A change of the version table; the serving process re-reads it before answering. */
 async function changeTable(c: AdminContext, a: { surface?: Surface }, change: VersionChange) {
-  const r = await changeVersions(c.sql, a.surface, change, now(c), c.served ?? SERVED_VERSIONS)
+  const r = await changeVersions(c.sql, a.surface, change, now(c))
   await c.versionsChanged?.()
   return r
 }
