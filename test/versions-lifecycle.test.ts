@@ -77,6 +77,7 @@ async function orgscan(...args: string[]): Promise<{ code: number; stdout: strin
 
 /** Polls `probe` for up to `ms` (PostgreSQL delivers the change notification asynchronously). */
 async function until(probe: () => Promise<boolean>, ms = 6000): Promise<boolean> {
+  const t0 = Date.now()
   for (;;) {
     if (await probe()) return true
     if (Date.now() - t0 > ms) return false
