@@ -12,6 +12,11 @@ import { AdminError, createAccount, createKey, listAccounts, listKeys, revokeKey
 import { importScan, ImportError, type ScanBundle } from './import.ts'
 import { issueClient, listClients, revokeClient, updateClient } from './oauth/clients.ts'
 import { createSignInUser, grantOrg, linkEmailDomain, listUsers, revokeOrg, revokeUserTokens } from './oauth/users.ts'
+import type { Clock } from './config.ts'
+import type { Surface } from './plan.ts'
+import { changeVersions, deprecatedTargets, listVersions } from './versions/operations.ts'
+import type { VersionChange } from './versions/rules.ts'
+import { claimNotices, confirmNotices, planNotices, releaseNotices, type Notice } from './versions/notices.ts'
 
 export interface AdminContext {
   sql: postgres.Sql
@@ -21,6 +26,12 @@ export interface AdminContext {
   progress?: (line: string) => void
   /** Called after a change a running server must not serve stale: an account's settings, a key, OAuth clients or users. */
   onChange?: (change: { account?: string; key?: string; oauth?: boolean }) => void
+  /** "Today" for the version lifecycle: the serving process's clock, or the command's. Default Date.now. */
+  clock?: Clock
+  /** After a change of the version table: the serving process re-reads it before the command is answered. */
+  versionsChanged?: () => Promise<void>
+  /** Before notices are planned: the serving process writes the calls it recorded but has not written yet. */
+  flushUsage?: () => Promise<void>
 }
 
 const id = v.pipe(v.string(), v.regex(/^[1-9][0-9]{0,17}$/, 'must be a positive integer'))
@@ -28,6 +39,19 @@ const limit = v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxVal
 const name = v.pipe(v.string(), v.minLength(1), v.maxLength(200))
 const text = (max: number) => v.pipe(v.string(), v.minLength(1), v.maxLength(max))
 const strings = (max: number) => v.pipe(v.array(text(2000)), v.maxLength(max))
+const email = v.pipe(v.string(), v.maxLength(320), v.regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail address'))
+const surface = v.optional(v.picklist(['rest', 'mcp']))
+const version = v.pipe(v.string(), v.regex(/^v[1-9][0-9]{0,3}$/, 'must be v1, v2, …'))
+const day = v.pipe(v.string(), v.maxLength(10))
+const notices = v.pipe(v.array(v.strictObject({ surface: v.picklist(['rest', 'mcp']), version, sunsetDate: v.pipe(v.string(), v.isoDate()) })), v.minLength(1), v.maxLength(20))
+const now = (c: AdminContext) => (c.clock ?? Date.now)()
+
+/** A change of the version table; the serving process re-reads it before answering. */
+async function changeTable(c: AdminContext, a: { surface?: Surface }, change: VersionChange) {
+  const r = await changeVersions(c.sql, a.surface, change, now(c))
+  await c.versionsChanged?.()
+  return r
+}
 
 /** An operation after which a running server drops what it cached of OAuth clients, users and grants. */
 const changingOAuth = <A, R>(run: (c: AdminContext, a: A) => Promise<R>) => async (c: AdminContext, a: A): Promise<R> => {
@@ -39,14 +63,14 @@ const changingOAuth = <A, R>(run: (c: AdminContext, a: A) => Promise<R>) => asyn
 /** Every operation: its argument schema and what it does. */
 export const ADMIN_OPS = {
   'accounts.create': {
-    args: v.strictObject({ name, dailyLimit: limit, monthlyLimit: limit }),
-    run: (c: AdminContext, a: { name: string; dailyLimit?: number; monthlyLimit?: number }) =>
-      createAccount(c.sql, { name: a.name, dailyLimit: a.dailyLimit ?? c.defaults.dailyLimit, monthlyLimit: a.monthlyLimit ?? c.defaults.monthlyLimit }),
+    args: v.strictObject({ name, dailyLimit: limit, monthlyLimit: limit, email: v.optional(email) }),
+    run: (c: AdminContext, a: { name: string; dailyLimit?: number; monthlyLimit?: number; email?: string }) =>
+      createAccount(c.sql, { name: a.name, dailyLimit: a.dailyLimit ?? c.defaults.dailyLimit, monthlyLimit: a.monthlyLimit ?? c.defaults.monthlyLimit, email: a.email }),
   },
   'accounts.list': { args: v.strictObject({}), run: (c: AdminContext) => listAccounts(c.sql) },
   'accounts.update': {
-    args: v.strictObject({ id, name: v.optional(name), dailyLimit: limit, monthlyLimit: limit, enhancedMcpSecurity: v.optional(v.boolean()), emailDomain: v.optional(text(253)) }),
-    run: async (c: AdminContext, a: { id: string; name?: string; dailyLimit?: number; monthlyLimit?: number; enhancedMcpSecurity?: boolean; emailDomain?: string }) => {
+    args: v.strictObject({ id, name: v.optional(name), dailyLimit: limit, monthlyLimit: limit, enhancedMcpSecurity: v.optional(v.boolean()), emailDomain: v.optional(text(253)), email: v.optional(v.union([email, v.literal('')])) }),
+    run: async (c: AdminContext, a: { id: string; name?: string; dailyLimit?: number; monthlyLimit?: number; enhancedMcpSecurity?: boolean; emailDomain?: string; email?: string }) => {
       if (a.emailDomain !== undefined) await linkEmailDomain(c.sql, a.id, a.emailDomain)
       const r = await updateAccount(c.sql, a.id, a)
       c.onChange?.({ account: a.id })
@@ -99,6 +123,42 @@ export const ADMIN_OPS = {
       c.onChange?.({ key: a.keyId })
       return k
     },
+  },
+  'versions.list': {
+    args: v.strictObject({ surface }),
+    run: (c: AdminContext, a: { surface?: Surface }) => listVersions(c.sql, a.surface, now(c)),
+  },
+  'versions.add': {
+    args: v.strictObject({ surface, name: version, sunsetDate: v.optional(day) }),
+    run: (c: AdminContext, a: { surface?: Surface; name: string; sunsetDate?: string }) => changeTable(c, a, { kind: 'add', name: a.name, sunsetDate: a.sunsetDate }),
+  },
+  'versions.deprecate': {
+    args: v.strictObject({ surface, name: version, sunsetDate: day }),
+    run: (c: AdminContext, a: { surface?: Surface; name: string; sunsetDate: string }) => changeTable(c, a, { kind: 'deprecate', name: a.name, sunsetDate: a.sunsetDate }),
+  },
+  'versions.sunset': {
+    args: v.strictObject({ surface, name: version }),
+    run: (c: AdminContext, a: { surface?: Surface; name: string }) => changeTable(c, a, { kind: 'sunset', name: a.name }),
+  },
+  'versions.recipients': {
+    args: v.strictObject({ surface, name: version }),
+    run: async (c: AdminContext, a: { surface?: Surface; name: string }) => {
+      const targets = await deprecatedTargets(c.sql, a.surface, a.name, now(c))
+      await c.flushUsage?.()
+      return planNotices(c.sql, targets, now(c))
+    },
+  },
+  'versions.claim': {
+    args: v.strictObject({ recipient: email, notices, retry: v.boolean() }),
+    run: (c: AdminContext, a: { recipient: string; notices: Notice[]; retry: boolean }) => claimNotices(c.sql, a.recipient.toLowerCase(), a.notices, a.retry),
+  },
+  'versions.sent': {
+    args: v.strictObject({ recipient: email, notices, messageId: v.nullable(v.pipe(v.string(), v.maxLength(998))) }),
+    run: (c: AdminContext, a: { recipient: string; notices: Notice[]; messageId: string | null }) => confirmNotices(c.sql, a.recipient.toLowerCase(), a.notices, a.messageId).then(() => ({ ok: true })),
+  },
+  'versions.release': {
+    args: v.strictObject({ recipient: email, notices }),
+    run: (c: AdminContext, a: { recipient: string; notices: Notice[] }) => releaseNotices(c.sql, a.recipient.toLowerCase(), a.notices).then(() => ({ ok: true })),
   },
   import: {
     args: v.strictObject({ account: id, file: v.pipe(v.string(), v.minLength(1), v.maxLength(4096)) }),

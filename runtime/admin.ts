@@ -11,6 +11,8 @@ export interface Account {
   dailyLimit: number
   monthlyLimit: number
   enhancedMcpSecurity: boolean
+  /** Where deprecation notices about the account's own API keys go (docs/versioning.md); null: none set. */
+  email: string | null
   createdAt: string
 }
 
@@ -33,19 +35,19 @@ export class AdminError extends Error {
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null)
 
-function accountOf(r: { id: string; name: string; daily_limit: number; monthly_limit: number; enhanced_mcp_security: boolean; created_at: Date }): Account {
-  return { id: r.id, name: r.name, dailyLimit: r.daily_limit, monthlyLimit: r.monthly_limit, enhancedMcpSecurity: r.enhanced_mcp_security, createdAt: r.created_at.toISOString() }
+function accountOf(r: { id: string; name: string; daily_limit: number; monthly_limit: number; enhanced_mcp_security: boolean; contact_email: string | null; created_at: Date }): Account {
+  return { id: r.id, name: r.name, dailyLimit: r.daily_limit, monthlyLimit: r.monthly_limit, enhancedMcpSecurity: r.enhanced_mcp_security, email: r.contact_email, createdAt: r.created_at.toISOString() }
 }
 
-export async function createAccount(sql: postgres.Sql, a: { name: string; dailyLimit: number; monthlyLimit: number }): Promise<Account> {
+export async function createAccount(sql: postgres.Sql, a: { name: string; dailyLimit: number; monthlyLimit: number; email?: string }): Promise<Account> {
   if (!a.name.trim()) throw new AdminError('Account name must not be empty.')
-  const [r] = await sql`INSERT INTO accounts (name, daily_limit, monthly_limit) VALUES (${a.name.trim()}, ${a.dailyLimit}, ${a.monthlyLimit})
-    RETURNING id::text AS id, name, daily_limit, monthly_limit, enhanced_mcp_security, created_at`
+  const [r] = await sql`INSERT INTO accounts (name, daily_limit, monthly_limit, contact_email) VALUES (${a.name.trim()}, ${a.dailyLimit}, ${a.monthlyLimit}, ${a.email ?? null})
+    RETURNING id::text AS id, name, daily_limit, monthly_limit, enhanced_mcp_security, contact_email, created_at`
   return accountOf(r as never)
 }
 
 export async function listAccounts(sql: postgres.Sql): Promise<Array<Account & { orgs: string[] }>> {
-  const rows = await sql`SELECT a.id::text AS id, a.name, a.daily_limit, a.monthly_limit, a.enhanced_mcp_security, a.created_at,
+  const rows = await sql`SELECT a.id::text AS id, a.name, a.daily_limit, a.monthly_limit, a.enhanced_mcp_security, a.contact_email, a.created_at,
       coalesce((SELECT array_agg(o.salesforce_id ORDER BY o.name) FROM orgs o WHERE o.account_id = a.id), '{}') AS orgs
     FROM accounts a ORDER BY a.id`
   return rows.map((r) => ({ ...accountOf(r as never), orgs: r.orgs as string[] }))
@@ -53,19 +55,21 @@ export async function listAccounts(sql: postgres.Sql): Promise<Array<Account & {
 
 export async function getAccount(sql: postgres.Sql, id: string): Promise<Account> {
   if (!/^[1-9][0-9]{0,17}$/.test(id)) throw new AdminError(`Account id must be a positive integer, got "${id}".`)
-  const [r] = await sql`SELECT id::text AS id, name, daily_limit, monthly_limit, enhanced_mcp_security, created_at FROM accounts WHERE id = ${id}::bigint`
+  const [r] = await sql`SELECT id::text AS id, name, daily_limit, monthly_limit, enhanced_mcp_security, contact_email, created_at FROM accounts WHERE id = ${id}::bigint`
   if (!r) throw new AdminError(`No account with id ${id}.`)
   return accountOf(r as never)
 }
 
-export async function updateAccount(sql: postgres.Sql, id: string, u: { name?: string; dailyLimit?: number; monthlyLimit?: number; enhancedMcpSecurity?: boolean }): Promise<Account> {
+/** Changes the given settings; `email: ''` removes the contact e-mail. */
+export async function updateAccount(sql: postgres.Sql, id: string, u: { name?: string; dailyLimit?: number; monthlyLimit?: number; enhancedMcpSecurity?: boolean; email?: string }): Promise<Account> {
   await getAccount(sql, id)
   const [r] = await sql`UPDATE accounts SET
       name = coalesce(${u.name ?? null}, name),
       daily_limit = coalesce(${u.dailyLimit ?? null}::integer, daily_limit),
       monthly_limit = coalesce(${u.monthlyLimit ?? null}::integer, monthly_limit),
-      enhanced_mcp_security = coalesce(${u.enhancedMcpSecurity ?? null}::boolean, enhanced_mcp_security)
-    WHERE id = ${id}::bigint RETURNING id::text AS id, name, daily_limit, monthly_limit, enhanced_mcp_security, created_at`
+      enhanced_mcp_security = coalesce(${u.enhancedMcpSecurity ?? null}::boolean, enhanced_mcp_security),
+      contact_email = CASE WHEN ${u.email === undefined}::boolean THEN contact_email ELSE nullif(${u.email ?? ''}, '') END
+    WHERE id = ${id}::bigint RETURNING id::text AS id, name, daily_limit, monthly_limit, enhanced_mcp_security, contact_email, created_at`
   return accountOf(r as never)
 }
 

@@ -1,18 +1,13 @@
 /**
- * Service configuration: versions, quota defaults, ports, pools and limits come from the environment and are
+ * Service configuration: quota defaults, ports, pools, limits and the mail server come from the environment and are
  * validated at start-up (every problem listed at once); the clock is injectable, so the version lifecycle and the
- * quota windows are testable.
+ * quota windows are testable. The version table lives in the database (migration 007, `orgscan versions`); the
+ * environment only gives its first-start default.
  */
 import { readFileSync } from 'node:fs'
 import { createPrivateKey, X509Certificate } from 'node:crypto'
 import * as v from 'valibot'
-
-export interface VersionEntry {
-  name: string
-  status: 'current' | 'deprecated'
-  /** YYYY-MM-DD; required when deprecated. On this date (00:00 UTC) the version is removed (410). */
-  sunsetDate?: string
-}
+import type { VersionEntry } from './versions/state.ts'
 
 export interface Config {
   port: number
@@ -28,8 +23,11 @@ export interface Config {
   poolSize: number
   /** Server-side secret mixed into API key hashes (HMAC-SHA-256 key). */
   pepper?: string
-  /** REST version table (docs/contract.md §9). */
-  versions: VersionEntry[]
+  /**
+   * REST version table of a database whose table was never set (ORGSCAN_VERSIONS): adopted by the first start, then
+   * ignored (runtime/versions/adopt.ts); undefined: the migration's default, v1 current.
+   */
+  versions?: VersionEntry[]
   /** Default quota of new accounts. */
   defaultDailyLimit: number
   defaultMonthlyLimit: number
@@ -61,6 +59,10 @@ export interface Config {
   mcp: McpConfig
   /** OAuth 2.0 authorization server (docs/authentication.md). */
   oauth: OAuthConfig
+  /** The SMTP server deprecation notices go through (`orgscan versions notify`); undefined: none configured. */
+  mail?: MailConfig
+  /** Where the documentation (docs/) is published, for links in notices; undefined: notices name docs/versioning.md. */
+  docsUrl?: string
   /** Serve HTTPS directly (TLS 1.2+, AES-GCM suites) with this certificate and key; undefined: plain HTTP. */
   tls?: { cert: Buffer; key: Buffer }
 }
@@ -82,11 +84,18 @@ export interface OAuthConfig {
   agentClients: string[]
 }
 
+export interface MailConfig {
+  /** smtp:// or smtps:// URL, credentials included (never printed). */
+  url: string
+  /** The From address of notices, e.g. `orgscan <api@example.com>`. */
+  from: string
+}
+
 export interface McpConfig {
   /** A listener of its own for MCP (and its `GET /`); undefined: MCP is served on the REST listener. */
   port?: number
-  /** MCP's version table (independent of REST's). */
-  versions: VersionEntry[]
+  /** MCP's first-start version table (ORGSCAN_MCP_VERSIONS), as `Config.versions` is REST's. */
+  versions?: VersionEntry[]
   /** Largest request body, bytes. */
   maxBodyBytes: number
   /** A session idle this long has expired, ms. */
@@ -103,7 +112,7 @@ export type Clock = () => number
 
 const date = v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}$/, 'must be YYYY-MM-DD'))
 const VersionSchema = v.object({
-  name: v.pipe(v.string(), v.regex(/^v[1-9][0-9]*$/, 'must be v1, v2, …')),
+  name: v.pipe(v.string(), v.regex(/^v[1-9][0-9]{0,3}$/, 'must be v1, v2, …')),
   status: v.picklist(['current', 'deprecated']),
   sunsetDate: v.optional(date),
 })
@@ -160,6 +169,9 @@ const EnvSchema = v.object({
   ORGSCAN_OIDC_CLIENT_SECRET: v.optional(v.pipe(v.string(), v.minLength(1))),
   ORGSCAN_OIDC_NAME: v.optional(v.pipe(v.string(), v.maxLength(60)), 'your identity provider'),
   ORGSCAN_AGENT_CLIENTS: v.optional(v.string(), ''),
+  SMTP_URL: v.optional(v.pipe(v.string(), v.regex(/^smtps?:\/\/[^/?#\s]+/, 'must be an smtp:// or smtps:// URL, e.g. smtp://user:password@mail.example.com:587'))),
+  SMTP_FROM: v.optional(v.pipe(v.string(), v.maxLength(320), v.regex(/^([^<>]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, 'must be an address, e.g. api@example.com or orgscan <api@example.com>'))),
+  ORGSCAN_DOCS_URL: v.optional(v.pipe(v.string(), v.url('must be a URL'), v.regex(/^https?:\/\//, 'must be an http(s) URL'))),
   TLS_CERT: v.optional(v.pipe(v.string(), v.minLength(1))),
   TLS_KEY: v.optional(v.pipe(v.string(), v.minLength(1))),
 })
@@ -172,8 +184,6 @@ export class ConfigError extends Error {
     this.name = 'ConfigError'
   }
 }
-
-export const DEFAULT_VERSIONS: VersionEntry[] = [{ name: 'v1', status: 'current' }]
 
 export function validateVersions(list: unknown): VersionEntry[] {
   const parsed = v.safeParse(v.pipe(v.array(VersionSchema), v.minLength(1)), list)
@@ -192,8 +202,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const problems: string[] = []
   const parsed = v.safeParse(EnvSchema, env)
   if (!parsed.success) for (const i of parsed.issues) problems.push(`${v.getDotPath(i) ?? '?'}: ${i.message}`)
-  const versionTable = (name: string, raw: string | undefined): VersionEntry[] => {
-    if (!raw) return DEFAULT_VERSIONS
+  const versionTable = (name: string, raw: string | undefined): VersionEntry[] | undefined => {
+    if (!raw) return undefined
     try {
       let json: unknown
       try {
@@ -204,7 +214,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       return validateVersions(json)
     } catch (err) {
       problems.push(`${name}: ${(err as Error).message}`)
-      return DEFAULT_VERSIONS
+      return undefined
     }
   }
   const versions = versionTable('ORGSCAN_VERSIONS', env.ORGSCAN_VERSIONS)
@@ -216,6 +226,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (env.DATABASE_REPLICA_URL !== undefined && env.DATABASE_URL === undefined) {
     problems.push('DATABASE_REPLICA_URL needs DATABASE_URL: a replica is a PostgreSQL server streaming from the primary DATABASE_URL names; the embedded database has none')
   }
+  if ((env.SMTP_URL === undefined) !== (env.SMTP_FROM === undefined)) problems.push('SMTP_URL and SMTP_FROM go together: set both (the mail server and the From address of notices) or neither')
   if ((env.TLS_CERT === undefined) !== (env.TLS_KEY === undefined)) problems.push('TLS_CERT and TLS_KEY go together: set both (PEM files) or neither')
   const pem = (name: string, path: string | undefined): Buffer | undefined => {
     if (!path) return undefined
@@ -283,6 +294,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         : undefined,
       agentClients: list(e.ORGSCAN_AGENT_CLIENTS),
     },
+    mail: e.SMTP_URL && e.SMTP_FROM ? { url: e.SMTP_URL, from: e.SMTP_FROM } : undefined,
+    docsUrl: e.ORGSCAN_DOCS_URL?.replace(/\/+$/, ''),
     tls,
     ...overrides,
   }

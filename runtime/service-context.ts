@@ -4,6 +4,7 @@ import type { CompiledResource } from './registry.ts'
 import type { QuotaService } from './quota/types.ts'
 import type { Logger } from './log.ts'
 import type { Pipeline } from './pipeline/pipeline.ts'
+import type { VersionSource } from './versions/state.ts'
 
 export interface ServiceContext {
   config: Config
@@ -12,6 +13,8 @@ export interface ServiceContext {
   log: Logger
   /** Authentication, quota, fair share and reads: surfaces go through this and nothing else. */
   pipeline: Pipeline
+  /** The version table, read from the database and kept fresh (runtime/versions/live.ts). */
+  versions: VersionSource
   /** For administration in this process (a limit changed here applies at the next request). */
   quota: QuotaService
   /** The `WWW-Authenticate` value of a 401 on a surface: Basic, and Bearer with the resource's OAuth metadata. */

@@ -39,6 +39,9 @@ import { createMetrics, type Metrics } from './metrics.ts'
 import { scheduleRetention } from './retention.ts'
 import { createServer as createPlainServer } from 'node:http'
 import { ReplicaReads, replicaStatus } from './db/replica.ts'
+import { LiveVersions } from './versions/live.ts'
+import { VersionUsage } from './versions/usage.ts'
+import { adoptFirstStartVersions } from './versions/adopt.ts'
 
 /** The HTTP server's hook for answered requests: metrics and the access log, whichever are on. */
 function answered(metrics: Metrics | undefined, log: AccessLog | undefined): AccessLog | undefined {
@@ -139,6 +142,9 @@ export interface RunningService {
   adminUrl?: string
   /** Reads on the replica (DATABASE_REPLICA_URL), with what happened to them (`replica.stats()`). */
   replica?: ReplicaReads
+  /** The version table in memory (`reload()` re-reads it), and the record of who called each version (`flush()`). */
+  versions: LiveVersions
+  usage: VersionUsage
   /** The hot-read caches (hit, miss and eviction counts: `hot.responses.stats()`). */
   hot: { responses: ResponseCache; orgs: OrgStateCache }
   /**
@@ -173,6 +179,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   let adminServer: Server | undefined
   let hot: { responses: ResponseCache; orgs: OrgStateCache } | undefined
   let cacheListener: LimitListener | undefined
+  let versions: LiveVersions | undefined
+  let usage: VersionUsage | undefined
   const servers: Server[] = []
   try {
     await migrate(db.sql, (line) => log.info({ msg: line }))
@@ -181,6 +189,12 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       const [{ n }] = await db.sql`SELECT count(*)::int AS n FROM accounts`
       if (n === 0) await opts.onEmptyDatabase({ db, pepper, resources })
     }
+    // The version table: ORGSCAN_VERSIONS adopted on a database whose table was never set, then read and kept fresh.
+    await adoptFirstStartVersions(db.sql, { rest: config.versions, mcp: config.mcp.versions }, new Date(clock()), log)
+    versions = await LiveVersions.start(db.sql, log, { listen: db.kind !== 'embedded' })
+    const vt = versions
+    usage = new VersionUsage(db.sql, clock, log)
+    const vu = usage
     auth = new ApiKeyAuthenticator(db.sql, pepper, config.authCacheMs, clock)
     const a = auth
     oauth = createOAuthServer({ sql: db.sql, pepper, clock, log, config: config.oauth, cacheMs: config.authCacheMs })
@@ -212,6 +226,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       quota,
       fairShare,
       log,
+      usage: vu,
       authenticate: createAuthenticate({
         keys: a,
         bearer: o.bearer,
@@ -226,8 +241,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       const basic = 'Basic realm="orgscan", charset="UTF-8"'
       return surface === 'mcp' ? `${bearer}, ${basic}` : `${basic}, ${bearer}`
     }
-    const ctx: ServiceContext = { config, clock, resources, log, quota, pipeline, challenge }
-    const catalog = buildCatalog({ resources, prompts: opts.prompts ?? [], versions: config.mcp.versions, clock, extraTools: opts.mcpExtraTools })
+    const ctx: ServiceContext = { config, clock, resources, log, quota, pipeline, challenge, versions: vt }
+    const catalog = buildCatalog({ resources, prompts: opts.prompts ?? [], versions: vt, clock, extraTools: opts.mcpExtraTools })
     sessions = new McpSessions(db.sql, { idleMs: config.mcp.sessionIdleMs, maxPerAccount: config.mcp.sessionsPerAccount }, clock, log)
     const mcp = buildMcpRouter({ ctx, catalog, sessions, metrics })
     closeMcp = mcp.close
@@ -248,11 +263,11 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         : undefined,
     }
     const health = buildHealthRoutes({ sql: db.sql, draining: () => lifecycle.draining, replica: db.replica && ((ms) => replicaStatus(db.sql, db.replica!.sql, ms)) })
-    const rest = [buildDiscoveryRoutes(config.versions, clock), health, buildRestRouter(ctx), buildReferenceRoutes()]
+    const rest = [buildDiscoveryRoutes(vt, 'rest', clock), health, buildRestRouter(ctx), buildReferenceRoutes()]
     const separateMcp = config.mcp.port !== undefined
     const server = await listen(createHttpServer(separateMcp ? rest : [...rest, mcp.routes, o.routes], options), config.port, config.host)
     servers.push(server)
-    if (separateMcp) servers.push(await listen(createHttpServer([buildDiscoveryRoutes(config.mcp.versions, clock), health, mcp.routes, o.routes], options), config.mcp.port!, config.host))
+    if (separateMcp) servers.push(await listen(createHttpServer([buildDiscoveryRoutes(vt, 'mcp', clock), health, mcp.routes, o.routes], options), config.mcp.port!, config.host))
     if (metrics) adminServer = await listen(createAdminServer(metrics), config.admin.port!, config.admin.host)
     if (config.retention.keepScans > 0) retention = scheduleRetention(db.sql, config.retention.keepScans, config.retention.everyMs, log)
     const address = (s: Server) => `${config.tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${(s.address() as AddressInfo).port}`
@@ -281,6 +296,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         resources,
         defaults: { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit },
         onChange: adminChanged,
+        clock,
+        versionsChanged: () => vt.reload(),
+        flushUsage: () => vu.flush(),
       }, log)
     }
     let closed = false
@@ -295,6 +313,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       auth: a,
       oauth: o,
       adminChanged,
+      versions: vt,
+      usage: vu,
       hot: h,
       replica,
       adminUrl: adminServer ? `http://${config.admin.host.includes(':') ? `[${config.admin.host}]` : config.admin.host}:${(adminServer.address() as AddressInfo).port}` : undefined,
@@ -320,6 +340,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         o.close()
         sessions?.close()
         await a.close()
+        await vu.close()
+        await vt.close()
         await cacheListener?.close()
         await quota!.close()
         await db.close()
@@ -334,6 +356,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     oauth?.close()
     await closeMcp?.().catch(() => undefined)
     await auth?.close().catch(() => undefined)
+    await usage?.close().catch(() => undefined)
+    await versions?.close().catch(() => undefined)
     await cacheListener?.close().catch(() => undefined)
     await quota?.close().catch(() => undefined)
     await db.close().catch(() => undefined)

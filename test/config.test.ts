@@ -15,7 +15,8 @@ function problems(env: Record<string, string>): string[] {
 t.test('defaults load', async (t) => {
   const c = loadConfig({})
   t.equal(c.port, 3000)
-  t.same(c.versions, [{ name: 'v1', status: 'current' }])
+  t.equal(c.versions, undefined, 'no first-start version table: the database keeps it (migration 007: v1 current)')
+  t.equal(c.mail, undefined, 'no SMTP server unless configured')
   t.equal(c.tls, undefined)
 })
 
@@ -27,8 +28,11 @@ t.test('every problem at once', async (t) => {
     ORGSCAN_MCP_VERSIONS: 'not json',
     ORGSCAN_OIDC_ISSUER: 'https://idp.example',
     TLS_KEY: '/nonexistent/key.pem',
+    SMTP_URL: 'smtp://user:secret-password@mail.example.com:587',
   })
-  t.equal(p.length, 7, p.join(' | '))
+  t.equal(p.length, 8, p.join(' | '))
+  t.match(p.join('\n'), /SMTP_URL and SMTP_FROM go together/)
+  t.notMatch(p.join('\n'), /secret-password/, 'the SMTP password is never echoed')
   t.match(p.join('\n'), /PORT: must be a whole number/)
   t.match(p.join('\n'), /ORGSCAN_POOL_SIZE/)
   t.match(p.join('\n'), /ORGSCAN_VERSIONS: Version v1 is deprecated but has no sunsetDate/, 'a deprecated version without sunsetDate, among others')

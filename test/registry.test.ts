@@ -4,6 +4,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { prompts, registry } from '../resources/index.ts'
 import { buildCatalog } from '../runtime/mcp/server.ts'
+import { fixedVersions } from '../runtime/versions/state.ts'
 import { compileRegistry, RegistryError } from '../runtime/registry.ts'
 import { definePrompt, defineResource, f, type PromptStep } from '../runtime/define.ts'
 
@@ -117,9 +118,9 @@ t.test('a prompt that names what does not work stops start-up', async (t) => {
     ['reference to a missing field', [step('list_org_fields', {}), step('get_org_field', { fieldId: '$item.colour' }, { step: 1, take: 1, each: true })], /refers to \$item.colour/],
   ]
   for (const [name, steps, re] of cases) {
-    t.throws(() => buildCatalog({ resources, prompts: [prompt(steps)], versions: [], clock: Date.now }), re, name)
+    t.throws(() => buildCatalog({ resources, prompts: [prompt(steps)], versions: fixedVersions([]), clock: Date.now }), re, name)
   }
-  t.doesNotThrow(() => buildCatalog({ resources, prompts, versions: [], clock: Date.now }), 'the shipped prompts are valid')
+  t.doesNotThrow(() => buildCatalog({ resources, prompts, versions: fixedVersions([]), clock: Date.now }), 'the shipped prompts are valid')
 })
 
 t.test('every resource and field is described usefully (the generated references show these texts)', async (t) => {

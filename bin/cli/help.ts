@@ -10,9 +10,9 @@ Commands:
   seed [--scale X]                         fill deterministic demo data (scale 1 = one large org with 20,000+ fields)
   import --account ID FILE                 import one scan bundle (JSON) for an org of the account
   docs [--out DIR]                         write the generated references (OpenAPI, REST, MCP, errors) and client types
-  accounts create --name N [--daily-limit N --monthly-limit N]
+  accounts create --name N [--daily-limit N --monthly-limit N --email E]
   accounts list
-  accounts update ID [--name N --daily-limit N --monthly-limit N --enhanced-mcp-security on|off --email-domain D]
+  accounts update ID [--name N --daily-limit N --monthly-limit N --enhanced-mcp-security on|off --email-domain D --email E]
   keys create --account ID [--name N]      create an API key; the secret is printed once
   keys list --account ID
   keys revoke KEYID
@@ -22,9 +22,13 @@ Commands:
   clients create --account ID --name N --redirect-uri U… --scope S… [--token-exchange]
                                            an OAuth client for the account; the secret is printed once
   clients list --account ID | update CLIENT [--name N --redirect-uri U… --scope S…] | revoke CLIENT
+  versions list [--surface rest|mcp]       the version table of REST and MCP: status, sunset date, recent callers
+  versions deprecate V --sunset YYYY-MM-DD | sunset V | add V [--sunset YYYY-MM-DD]   [--surface rest|mcp]
+  versions notify V [--surface rest|mcp] [--retry-unconfirmed]
+                                           e-mail the owners of keys and users that called V (SMTP_URL, SMTP_FROM)
 
 Every command accepts --json (machine-readable output; errors too, as JSON on stderr) and --help; orgscan --version. While a server runs on the embedded database,
-accounts, keys, users, clients and import are carried out by that server; seed and migrate need it stopped.
+accounts, keys, users, clients, versions and import are carried out by that server; seed and migrate need it stopped.
 Environment: DATABASE_URL, ORGSCAN_DATA_DIR (default ./data), PORT, ORGSCAN_PEPPER, … (see README).`,
   serve: 'Usage: orgscan serve [--port N] [--json]\nStarts the service; seeds demo data on the first start of an empty embedded database.',
   migrate: 'Usage: orgscan migrate [--json]\nApplies pending migrations.',
@@ -33,9 +37,10 @@ Environment: DATABASE_URL, ORGSCAN_DATA_DIR (default ./data), PORT, ORGSCAN_PEPP
   import: 'Usage: orgscan import --account ID FILE [--json]\nImports one scan bundle ({org, scan, data}) in one transaction.',
   accounts:
     'Usage:\n  orgscan accounts create --name N [--daily-limit N] [--monthly-limit N] [--json]\n  orgscan accounts list [--json]\n' +
-    '  orgscan accounts update ID [--name N] [--daily-limit N] [--monthly-limit N] [--enhanced-mcp-security on|off] [--email-domain D] [--json]\n' +
+    '  orgscan accounts update ID [--name N] [--daily-limit N] [--monthly-limit N] [--enhanced-mcp-security on|off] [--email-domain D] [--email E] [--json]\n' +
     'Enhanced MCP Security: only OAuth clients issued for the account (orgscan clients create) may use MCP; API keys may not.\n' +
-    '--email-domain: users of the upstream identity provider with a verified e-mail in D join this account on first sign-in.',
+    '--email-domain: users of the upstream identity provider with a verified e-mail in D join this account on first sign-in.\n' +
+    '--email: the account\'s contact address, where deprecation notices about its own API keys go (--email "" removes it).',
   users:
     'Usage:\n  orgscan users create --account ID --email E [--name N] [--admin] [--password-stdin] [--json]\n  orgscan users list --account ID [--json]\n' +
     '  orgscan users grant USER --org ORGID [--json]\n  orgscan users revoke-org USER --org ORGID [--json]\n  orgscan users revoke-tokens USER [--json]\n' +
@@ -44,6 +49,20 @@ Environment: DATABASE_URL, ORGSCAN_DATA_DIR (default ./data), PORT, ORGSCAN_PEPP
     'Usage:\n  orgscan clients create --account ID --name N --redirect-uri U [--redirect-uri U…] --scope mcp:read [--scope mcp:write] [--token-exchange] [--json]\n' +
     '  orgscan clients list --account ID [--json]\n  orgscan clients update CLIENT [--name N] [--redirect-uri U…] [--scope S…] [--json]\n  orgscan clients revoke CLIENT [--json]\n' +
     'A localhost or 127.0.0.1 redirect URI accepts any port. The client secret is printed once.',
+  versions:
+    'Usage:\n  orgscan versions list [--surface rest|mcp] [--json]\n' +
+    '  orgscan versions deprecate VERSION --sunset YYYY-MM-DD [--surface rest|mcp] [--json]\n' +
+    '  orgscan versions sunset VERSION [--surface rest|mcp] [--json]\n' +
+    '  orgscan versions add VERSION [--sunset YYYY-MM-DD] [--surface rest|mcp] [--json]\n' +
+    '  orgscan versions notify VERSION [--surface rest|mcp] [--retry-unconfirmed] [--json]\n' +
+    'REST and MCP keep independent version tables; without --surface a change applies to both (all or nothing).\n' +
+    'deprecate: Deprecation and Sunset headers (REST) and the status in server_info and GET / from now on, 410 Gone from the\n' +
+    '  sunset date (00:00 UTC), which must be at least 3 months away (a running window may always be lengthened).\n' +
+    'sunset: removes a deprecated version now (410). add: releases the next major this build serves; the current one is\n' +
+    '  deprecated with --sunset; refused while it would leave more than two supported majors (sunset the oldest first).\n' +
+    'notify: one e-mail to each owner of an API key or OAuth user that called VERSION in the last 90 days (a user\'s own\n' +
+    '  address; the account contact e-mail for the account\'s keys), sent once: a re-run sends only what was not sent.\n' +
+    'Changes apply to every running process within seconds (docs/versioning.md).',
   keys: 'Usage:\n  orgscan keys create --account ID [--name N] [--json]\n  orgscan keys list --account ID [--json]\n  orgscan keys revoke KEYID [--json]',
 }
 

@@ -1,10 +1,10 @@
 /**
- * `orgscan` — serve, migrate, seed, import, accounts, keys. Every command takes --json and --help; errors are one line
+ * `orgscan` — serve, migrate, seed, import, accounts, keys, users, clients, versions. Every command takes --json and --help; errors are one line
  * on stderr with a non-zero exit (2 for usage errors, 1 otherwise). `run` is the whole command, in process (tests call
  * it); bin/orgscan.js calls it with the real process's streams.
  *
- * While a server holds the embedded database, `accounts`, `keys` and `import` go to that server's admin socket
- * (runtime/admin-socket.ts); `seed` and `migrate` refuse.
+ * While a server holds the embedded database, `accounts`, `keys`, `users`, `clients`, `versions` and `import` go to
+ * that server's admin socket (runtime/admin-socket.ts); `seed` and `migrate` refuse.
  */
 import { registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
@@ -23,6 +23,7 @@ import { intOption, numOption, parse, UsageError } from './args.ts'
 import { HELP, table } from './help.ts'
 import { PortInUseError, serve } from './serve.ts'
 import { clientsCommand, usersCommand } from './oauth-commands.ts'
+import { versionsCommand } from './versions-command.ts'
 import { prompts } from '../../resources/index.ts'
 import { generateDocs } from '../../runtime/docs/generate.ts'
 
@@ -51,27 +52,45 @@ async function withDb<T>(config: Config, io: CliIO, fn: (db: Database) => Promis
   }
 }
 
-/** Runs an administrative operation on the database, or through the admin socket of the server that holds it. */
-async function admin(config: Config, io: CliIO, op: AdminOp, args: Record<string, unknown>): Promise<unknown> {
+type AdminCall = (op: AdminOp, args: Record<string, unknown>) => Promise<unknown>
+
+/**
+ * Runs `fn` with administrative operations carried out on the database (opened once for all of them), or through the
+ * admin socket of the server that holds it.
+ */
+async function adminSession<T>(config: Config, io: CliIO, fn: (call: AdminCall) => Promise<T>): Promise<T> {
+  let opened = false
   try {
     return await withDb(config, io, async (db) => {
+      opened = true
       const pepper = await resolvePepper({ configured: config.pepper, dataDir: config.dataDir, embedded: db.kind === 'embedded', sql: db.sql, log: createLogger() })
       const resources = compileRegistry(registry)
-      return runAdminOp({ sql: db.sql, pepper, resources, defaults: { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit }, progress: io.err }, op, args)
+      const ctx = { sql: db.sql, pepper, resources, defaults: { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit }, progress: io.err }
+      return fn((op, args) => runAdminOp(ctx, op, args))
     })
   } catch (e) {
-    const socket = e instanceof DataDirInUseError ? adminSocketPath(e.dir) : undefined
+    const socket = !opened && e instanceof DataDirInUseError ? adminSocketPath(e.dir) : undefined
     if (!socket) throw e
-    let reply
-    try {
-      reply = await callAdminSocket(socket, op, args)
-    } catch {
-      throw e // no admin socket (an older or stopping server): the lock message says what to do
-    }
-    if (reply.ok) return reply.result
-    if (reply.kind === 'import') throw new ImportError(reply.error ?? 'Import failed.')
-    throw new AdminError(reply.error ?? 'The server refused the operation.')
+    let reached = false
+    return fn(async (op, args) => {
+      let reply
+      try {
+        reply = await callAdminSocket(socket, op, args)
+      } catch (err) {
+        if (!reached) throw e // no admin socket (an older or stopping server): the lock message says what to do
+        throw err
+      }
+      reached = true
+      if (reply.ok) return reply.result
+      if (reply.kind === 'import') throw new ImportError(reply.error ?? 'Import failed.')
+      throw new AdminError(reply.error ?? 'The server refused the operation.')
+    })
   }
+}
+
+/** Runs one administrative operation on the database, or through the admin socket of the server that holds it. */
+function admin(config: Config, io: CliIO, op: AdminOp, args: Record<string, unknown>): Promise<unknown> {
+  return adminSession(config, io, (call) => call(op, args))
 }
 
 async function command(argv: string[], io: CliIO): Promise<void> {
@@ -137,7 +156,7 @@ async function command(argv: string[], io: CliIO): Promise<void> {
       const action = args[0]
       const { values, positionals } = parse(
         args.slice(1),
-        { name: { type: 'string' }, 'daily-limit': { type: 'string' }, 'monthly-limit': { type: 'string' }, 'enhanced-mcp-security': { type: 'string' }, 'email-domain': { type: 'string' } },
+        { name: { type: 'string' }, 'daily-limit': { type: 'string' }, 'monthly-limit': { type: 'string' }, 'enhanced-mcp-security': { type: 'string' }, 'email-domain': { type: 'string' }, email: { type: 'string' } },
         action === 'update' ? 1 : 0,
       )
       const ems = values['enhanced-mcp-security']
@@ -146,22 +165,24 @@ async function command(argv: string[], io: CliIO): Promise<void> {
       const daily = intOption(values['daily-limit'], 'daily-limit')
       const monthly = intOption(values['monthly-limit'], 'monthly-limit')
       const name = values.name === undefined ? undefined : String(values.name)
-      type Acct = { id: string; name: string; dailyLimit: number; monthlyLimit: number; enhancedMcpSecurity: boolean }
+      const email = values.email === undefined ? undefined : String(values.email).trim()
+      type Acct = { id: string; name: string; dailyLimit: number; monthlyLimit: number; enhancedMcpSecurity: boolean; email: string | null }
       const line = (verb: string, a: Acct) =>
-        `${verb} account ${a.id} (${a.name}), daily limit ${a.dailyLimit}, monthly limit ${a.monthlyLimit}, Enhanced MCP Security ${a.enhancedMcpSecurity ? 'on' : 'off'}`
+        `${verb} account ${a.id} (${a.name}), daily limit ${a.dailyLimit}, monthly limit ${a.monthlyLimit}, Enhanced MCP Security ${a.enhancedMcpSecurity ? 'on' : 'off'}, contact e-mail ${a.email ?? 'none'}`
       if (action === 'create') {
         if (!name) throw new UsageError('accounts create needs --name.')
-        const a = (await admin(config, io, 'accounts.create', { name, dailyLimit: daily, monthlyLimit: monthly })) as Acct
+        if (email === '') throw new UsageError('--email needs an address.')
+        const a = (await admin(config, io, 'accounts.create', { name, dailyLimit: daily, monthlyLimit: monthly, email })) as Acct
         return print(!!values.json, a, () => line('created', a))
       }
       if (action === 'list') {
         const list = (await admin(config, io, 'accounts.list', {})) as Array<Record<string, unknown>>
-        return print(!!values.json, list, () => table(list, ['id', 'name', 'dailyLimit', 'monthlyLimit', 'orgs']))
+        return print(!!values.json, list, () => table(list, ['id', 'name', 'dailyLimit', 'monthlyLimit', 'email', 'orgs']))
       }
       if (action === 'update') {
         if (!positionals[0]) throw new UsageError('accounts update needs the account ID.')
-        if (name === undefined && daily === undefined && monthly === undefined && ems === undefined && emailDomain === undefined) {
-          throw new UsageError('accounts update needs --name, --daily-limit, --monthly-limit, --enhanced-mcp-security or --email-domain.')
+        if (name === undefined && daily === undefined && monthly === undefined && ems === undefined && emailDomain === undefined && email === undefined) {
+          throw new UsageError('accounts update needs --name, --daily-limit, --monthly-limit, --enhanced-mcp-security, --email-domain or --email.')
         }
         const a = (await admin(config, io, 'accounts.update', {
           id: positionals[0],
@@ -170,6 +191,7 @@ async function command(argv: string[], io: CliIO): Promise<void> {
           monthlyLimit: monthly,
           enhancedMcpSecurity: ems === undefined ? undefined : ems === 'on',
           emailDomain,
+          email,
         })) as Acct
         return print(!!values.json, a, () => line('updated', a))
       }
@@ -199,6 +221,8 @@ async function command(argv: string[], io: CliIO): Promise<void> {
       return usersCommand(args, (op, a) => admin(config, io, op as AdminOp, a), print, io.stdin)
     case 'clients':
       return clientsCommand(args, (op, a) => admin(config, io, op as AdminOp, a), print)
+    case 'versions':
+      return versionsCommand(args, config, io, (fn) => adminSession(config, io, (call) => fn((op, a) => call(op as AdminOp, a))), print)
   }
 }
 

@@ -12,11 +12,15 @@ import type { Operation } from '../pipeline/pipeline.ts'
 import { parseQuery } from './query.ts'
 import { buildOpenApi } from '../docs/openapi.ts'
 import { sendError, sendJson, sendNotModified, type Headers } from './respond.ts'
-import { discoveryPayload, versionState } from '../versions.ts'
-import type { Clock, VersionEntry } from '../config.ts'
+import { discoveryPayload, versionState, type VersionSource } from '../versions/state.ts'
+import type { Clock } from '../config.ts'
+import type { Surface } from '../plan.ts'
 import type { Routes } from './server.ts'
 
 export const VERSION_HEADER = 'X-Orgscan-API-Version'
+
+/** The one major these routes serve (runtime/versions/operations.ts SERVED_VERSIONS). */
+const VERSION = 'v1'
 
 type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string | undefined>, qs: string) => Promise<void>
 
@@ -24,9 +28,11 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
   const router = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: true, caseSensitive: true, maxParamLength: 512 })
 
   const versionHeaders = (): Headers | ApiError => {
-    const st = versionState(ctx.config.versions, 'v1', ctx.clock)
+    // The table in memory (runtime/versions/live.ts): no database round trip per request.
+    const st = versionState(ctx.versions.rows('rest'), VERSION, ctx.clock)
     const h: Headers = { [VERSION_HEADER]: '1' }
     if (st.state === 'removed') return new ApiError('gone', 'API version v1 has reached its sunset date and is no longer served.', { headers: h })
+    if (st.state === 'unknown') return new ApiError('not_found', 'No such endpoint: API version v1 is not released. GET / lists the versions.', { headers: h })
     if (st.state === 'deprecated') {
       h.Deprecation = 'true'
       h.Sunset = st.sunsetHttpDate
@@ -40,7 +46,7 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
     if (vh instanceof ApiError) return sendError(res, vh, vh.extras.headers)
     let principal
     try {
-      principal = await ctx.pipeline.authenticate(req.headers.authorization, req.socket.remoteAddress, 'rest')
+      principal = await ctx.pipeline.authenticate(req.headers.authorization, req.socket.remoteAddress, 'rest', VERSION)
       notePrincipal(req, principal)
     } catch (e) {
       let err = toApiError(e)
@@ -100,10 +106,10 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
 }
 
 /** `GET /`: the unauthenticated, unversioned version table of the surface a listener serves. */
-export function buildDiscoveryRoutes(versions: readonly VersionEntry[], clock: Clock): Routes {
+export function buildDiscoveryRoutes(versions: VersionSource, surface: Surface, clock: Clock): Routes {
   const router = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: false, caseSensitive: true })
   router.on(['GET', 'HEAD'], '/', (_req, res) => {
-    sendJson(res as ServerResponse, 200, JSON.stringify(discoveryPayload(versions, clock)))
+    sendJson(res as ServerResponse, 200, JSON.stringify(discoveryPayload(versions.rows(surface), clock)))
   })
   return { router, allow: ['GET', 'HEAD'] }
 }

@@ -18,7 +18,7 @@ import { classifyInboundRequest, createMcpHandler, isInitializeRequest, isJsonCo
 import { toApiError } from '../errors.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { ServiceContext } from '../service-context.ts'
-import { versionState } from '../versions.ts'
+import { versionState } from '../versions/state.ts'
 import { readBody, RPC, sendRpcError, sendWebResponse, toWebRequest } from './http-io.ts'
 import { refuseHostOrOrigin } from './origin.ts'
 import { authInfoOf, createMcpServer, type McpCatalog, type McpServerDeps } from './server.ts'
@@ -40,7 +40,8 @@ export interface McpEndpointDeps {
   metrics?: McpServerDeps['metrics']
 }
 
-type Lifecycle = { gone: false; headers: Record<string, string> } | { gone: true }
+/** `version`: the major a served request called (recorded against its caller); none for the unversioned `/mcp`. */
+type Lifecycle = { gone: false; headers: Record<string, string>; version?: string } | { gone: true; unreleased?: boolean }
 
 export function buildMcpRouter(d: McpEndpointDeps) {
   const { ctx } = d
@@ -63,12 +64,15 @@ export function buildMcpRouter(d: McpEndpointDeps) {
       if (clock() >= sunset) return { gone: true }
       return { gone: false, headers: { Deprecation: 'true', Sunset: new Date(sunset).toUTCString() } }
     }
-    return versionState(config.mcp.versions, 'v1', clock).state === 'removed' ? { gone: true } : { gone: false, headers: {} }
+    // The table in memory (runtime/versions/live.ts); a major not in it was never released.
+    const st = versionState(ctx.versions.rows('mcp'), 'v1', clock).state
+    if (st === 'removed' || st === 'unknown') return { gone: true, unreleased: st === 'unknown' }
+    return { gone: false, headers: {}, version: 'v1' }
   }
 
-  async function authenticate(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>): Promise<Principal | undefined> {
+  async function authenticate(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, version: string | undefined): Promise<Principal | undefined> {
     try {
-      const p = await pipeline.authenticate(req.headers.authorization, req.socket.remoteAddress, 'mcp')
+      const p = await pipeline.authenticate(req.headers.authorization, req.socket.remoteAddress, 'mcp', version)
       notePrincipal(req, p)
       return p
     } catch (e) {
@@ -95,8 +99,8 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     return undefined
   }
 
-  async function authorized(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>): Promise<Principal | undefined> {
-    const p = await authenticate(req, res, headers)
+  async function authorized(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, version: string | undefined): Promise<Principal | undefined> {
+    const p = await authenticate(req, res, headers, version)
     if (!p) return undefined
     const refused = refusedByAccount(p)
     if (refused) {
@@ -106,7 +110,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     return p
   }
 
-  async function post(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>): Promise<void> {
+  async function post(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, version: string | undefined): Promise<void> {
     const read = await readBody(req, config.mcp.maxBodyBytes)
     if (!read.ok) {
       return sendRpcError(res, 413, RPC.invalidRequest, `The request body exceeds ${config.mcp.maxBodyBytes} bytes.`, { headers: { ...headers, Connection: 'close' } })
@@ -117,7 +121,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     } catch {
       return sendRpcError(res, 400, RPC.parseError, 'Parse error: the body is not valid JSON.', { headers })
     }
-    const principal = await authorized(req, res, headers)
+    const principal = await authorized(req, res, headers, version)
     if (!principal) return
     const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined)
     const route = classifyInboundRequest({
@@ -178,8 +182,8 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     res.end(text)
   }
 
-  async function del(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>): Promise<void> {
-    const principal = await authorized(req, res, headers)
+  async function del(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, version: string | undefined): Promise<void> {
+    const principal = await authorized(req, res, headers, version)
     if (!principal) return
     const sid = req.headers['mcp-session-id']
     if (typeof sid !== 'string') return sendRpcError(res, 400, RPC.invalidRequest, 'Bad Request: Mcp-Session-Id header is required.', { headers })
@@ -190,7 +194,11 @@ export function buildMcpRouter(d: McpEndpointDeps) {
 
   const handle = (unversioned: boolean) => (req: IncomingMessage, res: ServerResponse) => {
     const life = lifecycle(unversioned)
-    if (life.gone) return sendRpcError(res, 410, RPC.serverError, 'This MCP endpoint has reached its sunset date and is no longer served; use /v1/mcp.')
+    if (life.gone && life.unreleased) return sendRpcError(res, 404, RPC.serverError, 'MCP version v1 is not released; GET / lists the versions.')
+    if (life.gone) {
+      const why = unversioned ? 'This MCP endpoint has reached its sunset date and is no longer served; use /v1/mcp.' : 'MCP version v1 has reached its sunset date and is no longer served; GET / lists the versions.'
+      return sendRpcError(res, 410, RPC.serverError, why)
+    }
     const headers = life.headers
     const refused = refuseHostOrOrigin(req, policy)
     if (refused) return sendRpcError(res, 403, RPC.serverError, `Forbidden: ${refused}`, { headers })
@@ -198,7 +206,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
       const why = req.method === 'GET' || req.method === 'HEAD' ? 'this server offers no event stream; ' : ''
       return sendRpcError(res, 405, RPC.serverError, `Method not allowed: ${why}POST carries messages, DELETE ends a session.`, { headers: { ...headers, Allow: MCP_METHODS } })
     }
-    const work = req.method === 'DELETE' ? del(req, res, headers) : post(req, res, headers)
+    const work = req.method === 'DELETE' ? del(req, res, headers, life.version) : post(req, res, headers, life.version)
     work.catch((e: unknown) => {
       log.error({ msg: 'mcp: request failed', err: e })
       sendRpcError(res, 500, -32603, 'Internal error.', { headers })

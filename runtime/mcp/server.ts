@@ -11,7 +11,8 @@
  */
 import { ProtocolError, ProtocolErrorCode, Server, type AuthInfo, type CallToolResult } from '@modelcontextprotocol/server'
 import type { Metrics } from '../metrics.ts'
-import type { Clock, VersionEntry } from '../config.ts'
+import type { Clock } from '../config.ts'
+import type { VersionSource } from '../versions/state.ts'
 import type { PromptDeclaration } from '../define.ts'
 import { ApiError } from '../errors.ts'
 import type { Logger } from '../log.ts'
@@ -41,7 +42,8 @@ export interface McpCatalog {
 export interface McpCatalogOptions {
   resources: readonly CompiledResource[]
   prompts: readonly PromptDeclaration[]
-  versions: readonly VersionEntry[]
+  /** The version table (MCP's rows are read at every server_info call). */
+  versions: VersionSource
   clock: Clock
   /** Tools added by tests (e.g. one that needs `mcp:write`). */
   extraTools?: readonly McpTool[]

@@ -4,8 +4,8 @@
  * version's status, and its sunset date once deprecated). Both are free.
  */
 import type { Tool } from '@modelcontextprotocol/server'
-import type { Clock, VersionEntry } from '../config.ts'
-import { discoveryPayload } from '../versions.ts'
+import type { Clock } from '../config.ts'
+import { discoveryPayload, type VersionSource } from '../versions/state.ts'
 import { JSON_SCHEMA_DIALECT } from './json-schema.ts'
 import { argsSchema } from './tool-args.ts'
 import { errorResult, successResult } from './tool-results.ts'
@@ -64,7 +64,7 @@ export function quotaTool(): McpTool {
   }
 }
 
-export function serverInfoTool(versions: readonly VersionEntry[], clock: Clock): McpTool {
+export function serverInfoTool(versions: VersionSource, clock: Clock): McpTool {
   return {
     definition: definition(
       'server_info',
@@ -86,7 +86,7 @@ export function serverInfoTool(versions: readonly VersionEntry[], clock: Clock):
     ),
     scope: 'mcp:read',
     async run() {
-      const payload = discoveryPayload(versions, clock)
+      const payload = discoveryPayload(versions.rows('mcp'), clock)
       const text = payload.versions.map((v) => (v.sunsetDate ? `${v.name} (${v.status}, sunset ${v.sunsetDate})` : `${v.name} (${v.status})`)).join(', ')
       return successResult(`Versions: ${text}.`, payload)
     },

@@ -18,6 +18,7 @@ import { read, checkOrgAccess, type ReadDb, type ReadResult } from '../read.ts'
 import { normalizeOrgId } from '../org-id.ts'
 import type { FairShare } from './fair-share.ts'
 import type { Metrics } from '../metrics.ts'
+import type { VersionUsage } from '../versions/usage.ts'
 
 /** What a surface asks for, already routed. */
 export type Operation =
@@ -46,8 +47,11 @@ export type Outcome =
   | { ok: false; error: ApiError; rate?: RateInfo }
 
 export interface Pipeline {
-  /** Who is calling: a Principal, or throws ApiError (401, or 429 when the client sent too many bad credentials). */
-  authenticate(authorization: string | undefined, clientAddress: string | undefined, surface: Surface): Promise<Principal>
+  /**
+   * Who is calling: a Principal, or throws ApiError (401, or 429 when the client sent too many bad credentials).
+   * `version`: the major the request called, recorded against the principal (runtime/versions/usage.ts).
+   */
+  authenticate(authorization: string | undefined, clientAddress: string | undefined, surface: Surface, version?: string): Promise<Principal>
   /** Runs an operation for an authenticated principal; never throws. */
   execute(principal: Principal, operation: Operation, surface: Surface): Promise<Outcome>
 }
@@ -57,7 +61,9 @@ export interface PipelineDeps {
   read: ReadDb
   quota: QuotaService
   fairShare: FairShare
-  authenticate: Pipeline['authenticate']
+  authenticate: (authorization: string | undefined, clientAddress: string | undefined, surface: Surface) => Promise<Principal>
+  /** Records which credentials called each version; optional. */
+  usage?: Pick<VersionUsage, 'record'>
   log: Logger
   /** Counts quota decisions (runtime/metrics.ts); optional. */
   metrics?: Pick<Metrics, 'quota'>
@@ -125,7 +131,11 @@ export function createPipeline(d: PipelineDeps): Pipeline {
   }
 
   return {
-    authenticate: d.authenticate,
+    async authenticate(authorization, address, surface, version) {
+      const p = await d.authenticate(authorization, address, surface)
+      if (version !== undefined) d.usage?.record(p, surface, version)
+      return p
+    },
     execute(p, o, surface) {
       return o.kind === 'read' ? executeRead(p, o, surface) : executeQuota(p, o)
     },

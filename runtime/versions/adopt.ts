@@ -1,0 +1,28 @@
+/**
+ * The first-start default of the version table (docs/decisions.md "Version lifecycle"): ORGSCAN_VERSIONS and
+ * ORGSCAN_MCP_VERSIONS, as earlier releases read them, are adopted into the database by the first start of a
+ * database whose table was never set (by such a start or by `orgscan versions`); afterwards they are ignored, with a
+ * warning, and the table is changed only with `orgscan versions`. One process adopts: the marker row is inserted in
+ * the same transaction.
+ */
+import type postgres from 'postgres'
+import type { Logger } from '../log.ts'
+import type { Surface } from '../plan.ts'
+import type { VersionEntry } from './state.ts'
+import { markInitialized, writeVersion } from './store.ts'
+
+export async function adoptFirstStartVersions(sql: postgres.Sql, initial: Partial<Record<Surface, readonly VersionEntry[]>>, now: Date, log: Logger): Promise<void> {
+  const given = (Object.entries(initial) as Array<[Surface, readonly VersionEntry[] | undefined]>).filter(([, e]) => e !== undefined) as Array<[Surface, readonly VersionEntry[]]>
+  const adopted = await sql.begin(async (tx) => {
+    if (!(await markInitialized(tx, given.length ? 'environment' : 'default'))) return false
+    for (const [surface, entries] of given) {
+      await tx`DELETE FROM api_versions WHERE surface = ${surface} AND name <> ALL(${entries.map((e) => e.name)}::text[])`
+      for (const e of entries) await writeVersion(tx, surface, e.name, e.status, e.sunsetDate ?? null, now)
+    }
+    return true
+  })
+  const names = given.map(([s]) => (s === 'rest' ? 'ORGSCAN_VERSIONS' : 'ORGSCAN_MCP_VERSIONS')).join(' and ')
+  if (!names) return
+  if (adopted) log.info({ msg: `versions: adopted ${names} into the database; from now on the table is changed with orgscan versions, and the variables are ignored` })
+  else log.warn({ msg: `versions: ${names} ignored: the version table lives in the database (orgscan versions list); remove the variables` })
+}
