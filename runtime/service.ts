@@ -263,6 +263,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         pepper,
         resources,
         defaults: { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit },
+        dbKind: db.kind,
         onChange: adminChanged,
       }, log)
     }

@@ -1,0 +1,98 @@
+/**
+ * What a scan bundle holds on the wire (docs/import.md): the org, the scan, and records per import target. The same
+ * declarations serve the import (validation) and the export (the SQL that renders a record), so the two cannot drift.
+ */
+import * as v from 'valibot'
+import { f, fieldSchema, type FieldSpec } from '../fields.ts'
+import type { CompiledResource } from '../registry.ts'
+
+const ts = v.pipe(v.string(), v.isoTimestamp())
+
+export const OrgInfoSchema = v.strictObject({
+  salesforceId: v.pipe(v.string(), v.regex(/^[A-Za-z0-9]{18}$/, 'must be an 18-character org id')),
+  name: v.pipe(v.string(), v.minLength(1)),
+  edition: v.string(),
+  instanceUrl: v.pipe(v.string(), v.url()),
+  isSandbox: v.boolean(),
+  organizationType: v.string(),
+  instanceName: v.string(),
+  namespacePrefix: v.nullable(v.string()),
+  country: v.nullable(v.string()),
+  locale: v.string(),
+  timeZone: v.string(),
+  createdDate: ts,
+})
+export type OrgInfo = v.InferOutput<typeof OrgInfoSchema>
+
+export const ScanInfoSchema = v.strictObject({
+  status: v.picklist(['completed', 'failed', 'running', 'queued']),
+  startedAt: ts,
+  completedAt: v.nullable(ts),
+  score: v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(100))),
+})
+export type ScanInfo = v.InferOutput<typeof ScanInfoSchema>
+
+/** The `orgs` columns of a bundle's `org` (column = snake_case of the name), for the export's SQL and the import's row. */
+export const ORG_FIELDS = {
+  salesforceId: f.text(), name: f.text(), edition: f.text(), instanceUrl: f.text(), isSandbox: f.bool(),
+  organizationType: f.text(), instanceName: f.text(), namespacePrefix: f.text({ nullable: true }),
+  country: f.text({ nullable: true }), locale: f.text(), timeZone: f.text(), createdDate: f.ts(),
+} as const satisfies Record<keyof OrgInfo, FieldSpec>
+
+/** The `scans` columns of a bundle's `scan`. */
+export const SCAN_FIELDS = {
+  status: f.text(), startedAt: f.ts(), completedAt: f.ts({ nullable: true }), score: f.int({ nullable: true }),
+} as const satisfies Record<keyof ScanInfo, FieldSpec>
+
+/** NDJSON bundles: the header line's `format` and `version`. */
+export const NDJSON_FORMAT = 'orgscan-scan-bundle+ndjson'
+export const NDJSON_VERSION = 1
+
+/** The stored fields of a resource, in declaration order: every declared field without an `expr` (derived values are computed, never imported). */
+export function storedFields(c: CompiledResource): string[] {
+  return [...c.fields].filter(([, spec]) => !spec.expr).map(([n]) => n)
+}
+
+/** The valibot schema of one imported record of a resource. */
+export function recordSchema(c: CompiledResource): v.GenericSchema {
+  const entries: Record<string, v.GenericSchema> = {}
+  for (const n of storedFields(c)) entries[n] = fieldSchema(c.fields.get(n)!)
+  return v.strictObject(entries)
+}
+
+const UNSTORABLE_CHAR = /[\u0000\p{Cs}]/u
+
+/**
+ * What the field schemas cannot say and the database cannot store: text that is not well-formed Unicode or holds
+ * the NUL character (PostgreSQL's text and jsonb refuse both) and numbers that are not finite, anywhere in a value.
+ * Returns the path and the problem of the first such value, or undefined.
+ */
+export function unstorableValue(value: unknown, path = ''): string | undefined {
+  switch (typeof value) {
+    case 'string': {
+      // With the u flag, \p{Cs} matches only a surrogate that is not part of a pair.
+      const bad = UNSTORABLE_CHAR.exec(value)?.[0]
+      if (bad === undefined) return undefined
+      return `${path || 'value'}: ${bad === '\u0000' ? 'text must not contain the NUL character' : 'text must be well-formed Unicode (a lone surrogate)'}`
+    }
+    case 'number':
+      return Number.isFinite(value) ? undefined : `${path || 'value'}: number must be finite`
+    case 'object': {
+      if (value === null) return undefined
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) {
+          const p = unstorableValue(value[i], `${path}[${i}]`)
+          if (p) return p
+        }
+        return undefined
+      }
+      for (const [k, x] of Object.entries(value)) {
+        const p = unstorableValue(k, `${path}.${k.slice(0, 40)} (key)`) ?? unstorableValue(x, path ? `${path}.${k.slice(0, 40)}` : k.slice(0, 40))
+        if (p) return p
+      }
+      return undefined
+    }
+    default:
+      return undefined
+  }
+}
