@@ -3,7 +3,7 @@
  * on stderr with a non-zero exit (2 for usage errors, 1 otherwise). `run` is the whole command, in process (tests call
  * it); bin/orgscan.js calls it with the real process's streams.
  *
- * While a server holds the embedded database, `accounts`, `keys` and `import` go to that server's admin socket
+ * While a server holds the embedded database, `accounts`, `keys`, `import` and `export` go to that server's admin socket
  * (runtime/admin-socket.ts); `seed` and `migrate` refuse.
  */
 import { registry } from '../../resources/index.ts'
@@ -19,6 +19,10 @@ import { AdminError } from '../../runtime/admin.ts'
 import { ImportError } from '../../runtime/import.ts'
 import { runAdminOp, type AdminOp } from '../../runtime/admin-ops.ts'
 import { adminSocketPath, callAdminSocket } from '../../runtime/admin-socket.ts'
+import { callAdminSocketFramed } from '../../runtime/admin-frames.ts'
+import type { ProgressSink } from '../../runtime/bundle/progress.ts'
+import { exportCommand, OutputError } from './export-command.ts'
+import { progressRenderer, type Terminal } from './progress.ts'
 import { intOption, numOption, parse, UsageError } from './args.ts'
 import { HELP, table } from './help.ts'
 import { PortInUseError, serve } from './serve.ts'
@@ -33,6 +37,16 @@ export interface CliIO {
   env: Record<string, string | undefined>
   /** The whole standard input (`users create --password-stdin`). */
   stdin?: () => Promise<string>
+  /** Standard output as a stream (`export` without --out writes its bundle there); without it the bundle goes to out(). */
+  stdout?: NodeJS.WritableStream
+  /** Standard error when it is a terminal: progress is drawn as a bar there. */
+  terminal?: Terminal
+}
+
+/** What a streaming operation hands back while it runs: output bytes and progress. */
+interface Streams {
+  output?: (chunk: string) => Promise<void> | void
+  events?: ProgressSink
 }
 
 async function withDb<T>(config: Config, fn: (db: Database) => Promise<T>): Promise<T> {
@@ -45,21 +59,30 @@ async function withDb<T>(config: Config, fn: (db: Database) => Promise<T>): Prom
   }
 }
 
-/** Runs an administrative operation on the database, or through the admin socket of the server that holds it. */
-async function admin(config: Config, io: CliIO, op: AdminOp, args: Record<string, unknown>): Promise<unknown> {
+/**
+ * Runs an administrative operation on the database, or through the admin socket of the server that holds it
+ * (`streams`: an operation that streams output or progress asks the server for framed replies).
+ */
+async function admin(config: Config, io: CliIO, op: AdminOp, args: Record<string, unknown>, streams?: Streams): Promise<unknown> {
   try {
     return await withDb(config, async (db) => {
       const pepper = await resolvePepper({ configured: config.pepper, dataDir: config.dataDir, embedded: db.kind === 'embedded', sql: db.sql, log: createLogger() })
       const resources = compileRegistry(registry)
-      return runAdminOp({ sql: db.sql, pepper, resources, defaults: { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit }, progress: io.err }, op, args)
+      return runAdminOp({
+        sql: db.sql, pepper, resources, defaults: { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit },
+        progress: io.err, dbKind: db.kind, events: streams?.events, output: streams?.output,
+      }, op, args)
     })
   } catch (e) {
     const socket = e instanceof DataDirInUseError ? adminSocketPath(e.dir) : undefined
     if (!socket) throw e
     let reply
     try {
-      reply = await callAdminSocket(socket, op, args)
-    } catch {
+      reply = streams
+        ? await callAdminSocketFramed(socket, op, args, { onData: streams.output && ((b) => streams.output!(b.toString('utf8'))), onProgress: streams.events })
+        : await callAdminSocket(socket, op, args)
+    } catch (err) {
+      if (err instanceof OutputError) throw err
       throw e // no admin socket (an older or stopping server): the lock message says what to do
     }
     if (reply.ok) return reply.result
@@ -124,9 +147,12 @@ async function command(argv: string[], io: CliIO): Promise<void> {
       const { values, positionals } = parse(args, { account: { type: 'string' } }, 1)
       if (!values.account || !positionals[0]) throw new UsageError('import needs --account ID and a FILE.')
       const { resolve } = await import('node:path')
-      const r = (await admin(config, io, 'import', { account: String(values.account), file: resolve(positionals[0]) })) as { scanId: string; orgId: string }
+      const events = progressRenderer(io.err, io.terminal, !!values.json)
+      const r = (await admin(config, io, 'import', { account: String(values.account), file: resolve(positionals[0]) }, { events })) as { scanId: string; orgId: string }
       return print(!!values.json, r, () => `imported scan ${r.scanId} of org ${r.orgId}`)
     }
+    case 'export':
+      return exportCommand(args, io, (a, streams) => admin(config, io, 'export', a, streams))
     case 'accounts': {
       const action = args[0]
       const { values, positionals } = parse(
@@ -202,7 +228,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     await command(argv, io)
     return 0
   } catch (e) {
-    const known = e instanceof PortInUseError || e instanceof UsageError || e instanceof ConfigError || e instanceof AdminError || e instanceof ImportError || e instanceof DataDirInUseError
+    const known = e instanceof PortInUseError || e instanceof UsageError || e instanceof ConfigError || e instanceof AdminError || e instanceof ImportError || e instanceof DataDirInUseError || e instanceof OutputError
     const msg = e instanceof Error ? e.message : String(e)
     const code = e instanceof UsageError ? 2 : 1
     // Database errors from the driver: their message (no SQL text is in it), never a stack.

@@ -107,7 +107,7 @@ export async function exportScan(
     `SELECT ${walks.map((w, i) => `(SELECT count(*)::int FROM "${w.resource.decl.table}" WHERE scan_id = $1) AS c${i}`).join(', ')}`,
     [scanId],
   )
-  progress?.({ type: 'start', op: 'export', orgId, format: req.format, totalRecords: walks.reduce((n, _, i) => n + totals[`c${i}`], 0) })
+  progress?.({ type: 'start', op: 'export', orgId, scanId, format: req.format, totalRecords: walks.reduce((n, _, i) => n + totals[`c${i}`], 0) })
   const counter = new ProgressCounter(progress ?? (() => undefined))
   const ndjson = req.format === 'ndjson'
   let bytes = 0

@@ -9,6 +9,8 @@ export type ProgressEvent =
       type: 'start'
       op: 'import' | 'export'
       orgId?: string
+      /** The scan exported. */
+      scanId?: string
       format: 'json' | 'ndjson'
       /** Records expected in all, when known (an export; an import of a JSON bundle). */
       totalRecords?: number
