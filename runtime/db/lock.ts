@@ -34,7 +34,10 @@ export interface DataDirLock {
 const held = new Map<string, DataDirLock>()
 let exitHookInstalled = false
 
-/** The data folder is held by another live process (a running server, usually). */
+/**
+ * The data folder is held by a live process (a running server, usually), or by an open Database of this very process
+ * (a command run in process next to a service, as tests do): either way its admin socket may serve the command.
+ */
 export class DataDirInUseError extends Error {
   constructor(
     readonly dir: string,
@@ -60,7 +63,7 @@ export function acquireDataDirLock(dataDir: string): DataDirLock {
   const dir = path.resolve(dataDir)
   fs.mkdirSync(dir, { recursive: true })
   const file = path.join(dir, LOCK_FILE_NAME)
-  if (held.has(file)) throw new Error(lockInUseMessage(dir, process.pid))
+  if (held.has(file)) throw new DataDirInUseError(dir, process.pid)
 
   for (let attempt = 0; attempt < 10; attempt++) {
     if (tryCreate(file)) return register(dir, file)

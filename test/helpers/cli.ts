@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase, type TestDatabase } from './test-db.ts'
 import { findTemplate } from './templates.ts'
-import { run as cli } from '../../bin/cli/main.ts'
+import { run as cli, type CliIO } from '../../bin/cli/main.ts'
 
 const bin = new URL('../../bin/orgscan.js', import.meta.url).pathname
 
@@ -29,6 +29,17 @@ export interface CliHarness {
   spawnCli(args: string[], extraEnv?: Env): Promise<CliResult>
 }
 
+/**
+ * Runs the command in this process with `env` (e.g. pointing at a test service's database: on the embedded database the
+ * command then reaches that service through its admin socket); `io` adds streams such as a terminal.
+ */
+export async function runCli(args: string[], env: Env, io: Partial<Pick<CliIO, 'stdout' | 'terminal'>> = {}): Promise<CliResult> {
+  let stdout = ''
+  let stderr = ''
+  const code = await cli(args, { out: (l) => (stdout += l + '\n'), err: (l) => (stderr += l + '\n'), env, ...io })
+  return { code, stdout, stderr }
+}
+
 export async function cliHarness(t: Test): Promise<CliHarness> {
   const tdb = await createTestDatabase({ template: 'empty' })
   t.teardown(() => tdb.drop())
@@ -45,12 +56,7 @@ export async function cliHarness(t: Test): Promise<CliHarness> {
       if (template) cpSync(template.dir, dir, { recursive: true })
       return dir
     },
-    async run(args, extraEnv = {}) {
-      let stdout = ''
-      let stderr = ''
-      const code = await cli(args, { out: (l) => (stdout += l + '\n'), err: (l) => (stderr += l + '\n'), env: { ...env, ...extraEnv } })
-      return { code, stdout, stderr }
-    },
+    run: (args, extraEnv = {}) => runCli(args, { ...env, ...extraEnv }),
     spawnCli(args, extraEnv = {}) {
       return new Promise((resolve) => {
         const clean = Object.fromEntries(Object.entries({ ...env, ...extraEnv }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv
