@@ -5,12 +5,12 @@
  */
 import type postgres from 'postgres'
 import type { CompiledResource } from './registry.ts'
-import { ImportError, importBundle, targetNames, type ImportResult } from './bundle/import-bundle.ts'
-import type { ProgressEvent, ProgressSink } from './bundle/progress.ts'
+import { ImportError, importBundle, targetNames, type ImportOptions, type ImportResult } from './bundle/import-bundle.ts'
+import type { ProgressEvent } from './bundle/progress.ts'
 import { isNdjsonFile, jsonFileSource, ndjsonFileSource, objectSource } from './bundle/sources.ts'
 import type { OrgInfo, ScanInfo } from './bundle/wire.ts'
 
-export { ImportError, importTargets, type ImportResult } from './bundle/import-bundle.ts'
+export { ImportError, importTargets, type ImportOptions, type ImportResult } from './bundle/import-bundle.ts'
 export { OrgInfoSchema, ScanInfoSchema, type OrgInfo, type ScanInfo } from './bundle/wire.ts'
 
 export interface ScanBundle {
@@ -43,14 +43,14 @@ export async function importScan(
 
 /**
  * Imports a bundle file, JSON or NDJSON (told apart by the first line: the NDJSON header). An NDJSON file is read in
- * constant memory; a JSON one whole. `copy`: write with COPY (PostgreSQL).
+ * constant memory; a JSON one whole. `copy`: write large tables with COPY (PostgreSQL).
  */
 export async function importFile(
   sql: postgres.Sql,
   resources: readonly CompiledResource[],
   accountId: string,
   file: string,
-  opts: { copy: boolean; progress?: ProgressSink },
+  opts: ImportOptions,
 ): Promise<ImportResult> {
   const { known, singletons } = targetNames(resources)
   let source

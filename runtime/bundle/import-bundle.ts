@@ -10,7 +10,7 @@ import { columnName } from '../fields.ts'
 import type { CompiledResource } from '../registry.ts'
 import { ProgressCounter, type ProgressSink } from './progress.ts'
 import type { BundleSource } from './sources.ts'
-import { ScanWriter, TableWriteError, tableShape, type TableShape } from './table-writer.ts'
+import { COPY_FROM, ScanWriter, TableWriteError, tableShape, type TableShape } from './table-writer.ts'
 import { ORG_FIELDS, OrgInfoSchema, recordSchema, ScanInfoSchema, unstorableValue, type OrgInfo, type ScanInfo } from './wire.ts'
 
 export class ImportError extends Error {
@@ -28,8 +28,10 @@ export interface ImportResult {
 }
 
 export interface ImportOptions {
-  /** Write with COPY (PostgreSQL); otherwise multi-row INSERTs (the embedded database). */
+  /** Write large tables with COPY (PostgreSQL); otherwise multi-row INSERTs (the embedded database). */
   copy: boolean
+  /** With `copy`: tables of more records than this use COPY (default COPY_FROM; tests use 0). */
+  copyFrom?: number
   progress?: ProgressSink
 }
 
@@ -165,7 +167,7 @@ export async function importBundle(
   }
   const result = await sql.begin(async (tx) => {
     const scanId = await beginScan(tx, accountId, head.org, head.scan)
-    const writer = new ScanWriter(tx, scanId, opts.copy)
+    const writer = new ScanWriter(tx, scanId, opts.copy ? (opts.copyFrom ?? COPY_FROM) : undefined)
     let read
     try {
       read = await readRecords(source, targets, problems, (t, rec) => writer.add(t.shape, rec), progress)

@@ -33,7 +33,7 @@ interface TableWriter {
 }
 
 const COPY_CHUNK = 256 * 1024
-/** Tables of more records than this are written with COPY (on PostgreSQL). */
+/** Tables of more records than this are written with COPY (on PostgreSQL) by default. */
 export const COPY_FROM = 5000
 /** Bound parameters per INSERT (PostgreSQL allows 65,535). */
 const INSERT_PARAMS = 30_000
@@ -100,7 +100,7 @@ function insertWriter(tx: postgres.TransactionSql, shape: TableShape, scanId: st
  * a separate small segment, held by Nagle's algorithm until the server's delayed acknowledgement: measured 40–50 ms
  * twice), which one multi-row INSERT of a few rows does not pay.
  */
-function hybridWriter(tx: postgres.TransactionSql, shape: TableShape, scanId: string): TableWriter {
+function hybridWriter(tx: postgres.TransactionSql, shape: TableShape, scanId: string, copyFrom: number): TableWriter {
   const insert = insertWriter(tx, shape, scanId)
   let held: Record<string, unknown>[] = []
   let copy: TableWriter | undefined
@@ -116,7 +116,7 @@ function hybridWriter(tx: postgres.TransactionSql, shape: TableShape, scanId: st
     add(rec) {
       if (copy) return copy.add(rec)
       held.push(rec)
-      if (held.length <= COPY_FROM) return undefined
+      if (held.length <= copyFrom) return undefined
       return copyWriter(tx, shape, scanId).then((w) => drain((copy = w)))
     },
     async close() {
@@ -131,7 +131,7 @@ function hybridWriter(tx: postgres.TransactionSql, shape: TableShape, scanId: st
   }
 }
 
-/** Writes the records of one scan, table after table: large tables with COPY when `copy` (PostgreSQL), else INSERTs. */
+/** Writes the records of one scan, table after table: tables of more than `copyFrom` records with COPY, the others with INSERTs. */
 export class ScanWriter {
   private shape: TableShape | undefined
   private writer: TableWriter | undefined
@@ -142,7 +142,8 @@ export class ScanWriter {
   constructor(
     private readonly tx: postgres.TransactionSql,
     private readonly scanId: string,
-    private readonly copy: boolean,
+    /** Tables of more records than this are written with COPY; undefined: never (the embedded database). */
+    private readonly copyFrom: number | undefined,
   ) {}
 
   /** Adds a validated record of `shape`'s resource; a promise when the caller must wait before the next one. */
@@ -177,15 +178,17 @@ export class ScanWriter {
   private async switchTo(shape: TableShape): Promise<TableWriter> {
     await this.close()
     this.base = (this.added.get(shape.resource.name) ?? 1) - 1
-    this.writer = this.copy ? hybridWriter(this.tx, shape, this.scanId) : insertWriter(this.tx, shape, this.scanId)
+    this.writer = this.copyFrom !== undefined ? hybridWriter(this.tx, shape, this.scanId, this.copyFrom) : insertWriter(this.tx, shape, this.scanId)
     this.shape = shape
     return this.writer
   }
 
   /** A database error while writing: which record, when COPY said so. */
   private refused(e: unknown): never {
+    if (e instanceof TableWriteError) throw e
     const line = /COPY \S+, line (\d+)/.exec(String((e as { where?: unknown }).where ?? ''))?.[1]
     const resource = this.shape?.resource.name ?? 'records'
-    throw new TableWriteError((e as Error).message, resource, line ? this.base + Number(line) - 1 : undefined)
+    const detail = (e as { detail?: unknown }).detail
+    throw new TableWriteError(`${(e as Error).message}${typeof detail === 'string' ? ` (${detail})` : ''}`, resource, line ? this.base + Number(line) - 1 : undefined)
   }
 }
