@@ -4,7 +4,6 @@
  * (a line that is not JSON, an unknown resource); the import validates the records themselves.
  */
 import { createReadStream, openSync, readSync, closeSync, statSync, readFileSync } from 'node:fs'
-import { createInterface } from 'node:readline'
 import { NDJSON_FORMAT, NDJSON_VERSION } from './wire.ts'
 
 /** One record of a resource, or a problem of the source. `where` names it in a problem list. */
@@ -104,63 +103,115 @@ export function jsonFileSource(file: string, known: ReadonlySet<string>, singlet
 }
 
 /**
+ * The lines of a file, a chunk at a time (newline-separated, a CR before it dropped): bytes are split at newlines and
+ * each line decoded once, which costs half of what `readline` does (measured on an 85 MB bundle).
+ */
+class LineReader {
+  private readonly chunks: AsyncIterator<Buffer>
+  private pending: Buffer[] = []
+  private done = false
+
+  constructor(readonly stream: ReturnType<typeof createReadStream>) {
+    this.chunks = (stream as AsyncIterable<Buffer>)[Symbol.asyncIterator]()
+  }
+
+  /** The complete lines of the next chunk (possibly none); undefined at the end of the file. */
+  async next(): Promise<string[] | undefined> {
+    if (this.done) return undefined
+    const r = await this.chunks.next()
+    if (r.done) {
+      this.done = true
+      const last = Buffer.concat(this.pending)
+      this.pending = []
+      return last.length ? [decode(last, 0, last.length)] : undefined
+    }
+    const buf: Buffer = r.value
+    const out: string[] = []
+    let start = 0
+    for (let nl = buf.indexOf(10); nl >= 0; nl = buf.indexOf(10, start)) {
+      if (this.pending.length) {
+        this.pending.push(buf.subarray(0, nl))
+        const line = Buffer.concat(this.pending)
+        this.pending = []
+        out.push(decode(line, 0, line.length))
+      } else out.push(decode(buf, start, nl))
+      start = nl + 1
+    }
+    if (start < buf.length) this.pending.push(buf.subarray(start))
+    return out
+  }
+}
+
+function decode(buf: Buffer, start: number, end: number): string {
+  return buf.toString('utf8', start, end > start && buf[end - 1] === 13 ? end - 1 : end)
+}
+
+/**
  * An NDJSON bundle file: the header line, one `{"resource":…,"record":…}` line per record (in any order; a resource's
  * records together are written fastest), and the end line `{"end":true,"counts":{…}}` — without it the file is
  * truncated and refused. Blank lines are ignored.
  */
 export async function ndjsonFileSource(file: string, known: ReadonlySet<string>): Promise<BundleSource> {
   const totalBytes = statSync(file).size
-  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 })
-  const lines = createInterface({ input: stream, crlfDelay: Infinity })[Symbol.asyncIterator]()
-  let lineNo = 0
-  const first = await lines.next()
-  lineNo++
-  const header = first.done ? undefined : ndjsonHeader(first.value)
+  const reader = new LineReader(createReadStream(file, { highWaterMark: 256 * 1024 }))
+  let batch: string[] = []
+  let first: string | undefined
+  for (let b = await reader.next(); b !== undefined; b = await reader.next()) {
+    if (b.length === 0) continue
+    first = b[0].replace(/^\uFEFF/, '')
+    batch = b.slice(1)
+    break
+  }
+  const header = first === undefined ? undefined : ndjsonHeader(first)
   const headerProblems: string[] = []
   if (!header) headerProblems.push(`line 1: not the header of an NDJSON bundle ({"format":"${NDJSON_FORMAT}","version":${NDJSON_VERSION},"org":…,"scan":…})`)
   else {
     if (header.version !== NDJSON_VERSION) headerProblems.push(`line 1: version ${JSON.stringify(header.version)} is not supported (this orgscan reads version ${NDJSON_VERSION})`)
     for (const k of Object.keys(header)) if (!['format', 'version', 'org', 'scan'].includes(k)) headerProblems.push(`line 1: unknown member "${k.slice(0, 40)}"`)
   }
+  let lineNo = 1
   let end: Record<string, unknown> | undefined
   let endLine = 0
+  /** One line: an item to yield, the end line (undefined), or nothing (a blank line). */
+  const item = (line: string, at: number): SourceItem | undefined => {
+    if (line.trim() === '') return undefined
+    if (end) return { problem: `line ${at}: nothing may follow the end line (line ${endLine})` }
+    let x: unknown
+    try {
+      x = JSON.parse(line)
+    } catch (e) {
+      return { problem: `line ${at}: not JSON (${(e as Error).message.split('\n')[0].slice(0, 100)})` }
+    }
+    if (isObject(x) && typeof x.resource === 'string' && 'record' in x && Object.keys(x).length === 2) {
+      const resource = x.resource
+      return known.has(resource) ? { resource, record: x.record, where: () => `line ${at} (${resource})` } : { problem: `line ${at}: unknown resource "${resource.slice(0, 60)}"` }
+    }
+    if (isObject(x) && x.end === true) {
+      end = x
+      endLine = at
+      return undefined
+    }
+    return { problem: `line ${at}: expected {"resource":…,"record":…} or the end line {"end":true,"counts":{…}}` }
+  }
   return {
     format: 'ndjson',
     org: header?.org,
     scan: header?.scan,
     headerProblems,
     totalBytes,
-    bytesRead: () => stream.bytesRead,
+    bytesRead: () => reader.stream.bytesRead,
     async *items() {
-      if (!header) return stream.destroy()
       try {
-        for (let r = await lines.next(); !r.done; r = await lines.next()) {
-          const at = ++lineNo
-          const line = r.value
-          if (line.trim() === '') continue
-          if (end) {
-            yield { problem: `line ${at}: nothing may follow the end line (line ${endLine})` }
-            break
-          }
-          let item: unknown
-          try {
-            item = JSON.parse(line)
-          } catch (e) {
-            yield { problem: `line ${at}: not JSON (${(e as Error).message.split('\n')[0].slice(0, 100)})` }
-            continue
-          }
-          if (isObject(item) && typeof item.resource === 'string' && 'record' in item && Object.keys(item).length === 2) {
-            if (known.has(item.resource)) yield { resource: item.resource, record: item.record, where: () => `line ${at} (${item.resource})` }
-            else yield { problem: `line ${at}: unknown resource "${item.resource.slice(0, 60)}"` }
-          } else if (isObject(item) && item.end === true) {
-            end = item
-            endLine = at
-          } else {
-            yield { problem: `line ${at}: expected {"resource":…,"record":…} or the end line {"end":true,"counts":{…}}` }
+        if (!header) return
+        for (let b: string[] | undefined = batch; b !== undefined; b = await reader.next()) {
+          for (const line of b) {
+            const it = item(line, ++lineNo)
+            if (it) yield it
+            if (it && 'problem' in it && it.problem.includes('nothing may follow')) return
           }
         }
       } finally {
-        stream.destroy()
+        reader.stream.destroy()
       }
     },
     finish(counts) {

@@ -62,37 +62,54 @@ export function recordSchema(c: CompiledResource): v.GenericSchema {
 
 const UNSTORABLE_CHAR = /[\u0000\p{Cs}]/u
 
+/** The problem of one scalar, or undefined. */
+function scalarProblem(x: unknown): string | undefined {
+  if (typeof x === 'string') {
+    // With the u flag, \p{Cs} matches only a surrogate that is not part of a pair.
+    const bad = UNSTORABLE_CHAR.exec(x)?.[0]
+    if (bad === undefined) return undefined
+    return bad === '\u0000' ? 'text must not contain the NUL character' : 'text must be well-formed Unicode (a lone surrogate)'
+  }
+  return typeof x === 'number' && !Number.isFinite(x) ? 'number must be finite' : undefined
+}
+
+/** Whether a value holds anything `scalarProblem` refuses (a walk without allocations: most records are fine). */
+function storable(x: unknown): boolean {
+  if (typeof x === 'string' || typeof x === 'number') return scalarProblem(x) === undefined
+  if (typeof x !== 'object' || x === null) return true
+  if (Array.isArray(x)) {
+    for (let i = 0; i < x.length; i++) if (!storable(x[i])) return false
+    return true
+  }
+  for (const k in x) if (!storable(k) || !storable((x as Record<string, unknown>)[k])) return false
+  return true
+}
+
+/** The path and problem of the first unstorable value in `x`. */
+function locate(x: unknown, path: string): string | undefined {
+  const own = scalarProblem(x)
+  if (own) return `${path || 'value'}: ${own}`
+  if (typeof x !== 'object' || x === null) return undefined
+  if (Array.isArray(x)) {
+    for (let i = 0; i < x.length; i++) {
+      const p = locate(x[i], `${path}[${i}]`)
+      if (p) return p
+    }
+    return undefined
+  }
+  for (const [k, y] of Object.entries(x)) {
+    const at = path ? `${path}.${k.slice(0, 40)}` : k.slice(0, 40)
+    const p = scalarProblem(k) ? `${at} (key): ${scalarProblem(k)}` : locate(y, at)
+    if (p) return p
+  }
+  return undefined
+}
+
 /**
  * What the field schemas cannot say and the database cannot store: text that is not well-formed Unicode or holds
  * the NUL character (PostgreSQL's text and jsonb refuse both) and numbers that are not finite, anywhere in a value.
  * Returns the path and the problem of the first such value, or undefined.
  */
 export function unstorableValue(value: unknown, path = ''): string | undefined {
-  switch (typeof value) {
-    case 'string': {
-      // With the u flag, \p{Cs} matches only a surrogate that is not part of a pair.
-      const bad = UNSTORABLE_CHAR.exec(value)?.[0]
-      if (bad === undefined) return undefined
-      return `${path || 'value'}: ${bad === '\u0000' ? 'text must not contain the NUL character' : 'text must be well-formed Unicode (a lone surrogate)'}`
-    }
-    case 'number':
-      return Number.isFinite(value) ? undefined : `${path || 'value'}: number must be finite`
-    case 'object': {
-      if (value === null) return undefined
-      if (Array.isArray(value)) {
-        for (let i = 0; i < value.length; i++) {
-          const p = unstorableValue(value[i], `${path}[${i}]`)
-          if (p) return p
-        }
-        return undefined
-      }
-      for (const [k, x] of Object.entries(value)) {
-        const p = unstorableValue(k, `${path}.${k.slice(0, 40)} (key)`) ?? unstorableValue(x, path ? `${path}.${k.slice(0, 40)}` : k.slice(0, 40))
-        if (p) return p
-      }
-      return undefined
-    }
-    default:
-      return undefined
-  }
+  return storable(value) ? undefined : locate(value, path)
 }
