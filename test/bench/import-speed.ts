@@ -8,6 +8,7 @@
  * import under 10 s.
  *
  * Env: BENCH_DATABASE_URL (default TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test);
+ * BENCH_IMPORT_FIELDS (100000; objects are a twentieth of it), to see memory stay flat as the bundle grows;
  * BENCH_IMPORT_EMBEDDED=1 adds the NDJSON import into an in-memory embedded database.
  */
 import { spawn } from 'node:child_process'
@@ -29,8 +30,8 @@ import { DEMO_ORG_DEFS, demoBundle } from '../../demo/seed.ts'
 
 const root = new URL('../../', import.meta.url).pathname
 const self = fileURLToPath(import.meta.url)
-const FIELDS = 100_000
-const OBJECTS = 5_000
+const FIELDS = Number(process.env.BENCH_IMPORT_FIELDS ?? 100_000)
+const OBJECTS = Math.round(FIELDS / 20)
 
 export interface SpeedRow {
   seconds: number
