@@ -70,7 +70,15 @@ export function callAdminSocketFramed(
     socket.on('data', (chunk: Buffer) => {
       for (const f of reader.push(chunk)) {
         if (f.kind === 'D' && handlers.onData) {
-          const wait = handlers.onData(f.payload)
+          if (failed) break
+          let wait
+          try {
+            wait = handlers.onData(f.payload)
+          } catch (e) {
+            failed = e as Error
+            socket.destroy()
+            break
+          }
           if (wait) {
             socket.pause()
             chain = chain.then(() => wait).then(() => void socket.resume(), (e: Error) => {

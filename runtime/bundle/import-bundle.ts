@@ -150,6 +150,20 @@ export async function importBundle(
   source: BundleSource,
   opts: ImportOptions,
 ): Promise<ImportResult> {
+  try {
+    return await importFrom(sql, resources, accountId, source, opts)
+  } finally {
+    source.close?.()
+  }
+}
+
+async function importFrom(
+  sql: postgres.Sql,
+  resources: readonly CompiledResource[],
+  accountId: string,
+  source: BundleSource,
+  opts: ImportOptions,
+): Promise<ImportResult> {
   const targets = targetsOf(resources)
   const problems: string[] = []
   const progress = new ProgressCounter(opts.progress ?? (() => undefined), source.bytesRead)

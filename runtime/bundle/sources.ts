@@ -22,6 +22,8 @@ export interface BundleSource {
   items(): AsyncIterable<SourceItem>
   /** After the last item: problems of the end of the bundle, given the records read per resource. */
   finish(counts: ReadonlyMap<string, number>): string[]
+  /** Releases the file (an import that stopped before reading every item). */
+  close?(): void
 }
 
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x)
@@ -200,6 +202,7 @@ export async function ndjsonFileSource(file: string, known: ReadonlySet<string>)
     headerProblems,
     totalBytes,
     bytesRead: () => reader.stream.bytesRead,
+    close: () => void reader.stream.destroy(),
     async *items() {
       try {
         if (!header) return
