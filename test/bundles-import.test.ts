@@ -16,7 +16,7 @@ import { createAccount } from '../runtime/admin.ts'
 import { fieldSchema, type FieldSpec } from '../runtime/fields.ts'
 import { importFile, importTargets, type ScanBundle } from '../runtime/import.ts'
 import { exportScan } from '../runtime/bundle/export-scan.ts'
-import { NDJSON_FORMAT, storedFields } from '../runtime/bundle/wire.ts'
+import { ndjsonLines, storedFields } from '../runtime/bundle/wire.ts'
 import * as v from 'valibot'
 import { startTestService, TEST_PEPPER } from './helpers/service.ts'
 import { runCli } from './helpers/cli.ts'
@@ -34,16 +34,11 @@ t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 const example = JSON.parse(readFileSync(new URL('../examples/scan-bundle.json', import.meta.url), 'utf8')) as ScanBundle
 const orgId = example.org.salesforceId
 
-/** An NDJSON bundle file of a bundle object (the format of docs/import.md). */
+/** An NDJSON bundle file of a bundle object; without its end line, or with other counts in it. */
 function writeNdjson(file: string, b: ScanBundle, opts: { end?: boolean; counts?: Record<string, number> } = {}): void {
-  const lines = [JSON.stringify({ format: NDJSON_FORMAT, version: 1, org: b.org, scan: b.scan })]
-  const counts: Record<string, number> = {}
-  for (const [resource, raw] of Object.entries(b.data)) {
-    const list = Array.isArray(raw) ? raw : [raw]
-    for (const record of list) lines.push(JSON.stringify({ resource, record }))
-    counts[resource] = list.length
-  }
-  if (opts.end !== false) lines.push(JSON.stringify({ end: true, counts: opts.counts ?? counts }))
+  const lines = [...ndjsonLines(b)]
+  if (opts.end === false) lines.pop()
+  else if (opts.counts) lines[lines.length - 1] = JSON.stringify({ end: true, counts: opts.counts })
   writeFileSync(file, lines.join('\n') + '\n')
 }
 

@@ -113,3 +113,15 @@ function locate(x: unknown, path: string): string | undefined {
 export function unstorableValue(value: unknown, path = ''): string | undefined {
   return storable(value) ? undefined : locate(value, path)
 }
+
+/** The lines of the NDJSON bundle of a bundle object — header, one per record, end — each without its newline. */
+export function* ndjsonLines(bundle: { org: unknown; scan: unknown; data: Record<string, unknown> }): Generator<string> {
+  yield JSON.stringify({ format: NDJSON_FORMAT, version: NDJSON_VERSION, org: bundle.org, scan: bundle.scan })
+  const counts: Record<string, number> = {}
+  for (const [resource, raw] of Object.entries(bundle.data)) {
+    const list = Array.isArray(raw) ? raw : [raw]
+    counts[resource] = list.length
+    for (const record of list) yield JSON.stringify({ resource, record })
+  }
+  yield JSON.stringify({ end: true, counts })
+}

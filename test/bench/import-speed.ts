@@ -25,7 +25,7 @@ import { openDatabase } from '../../runtime/db/connect.ts'
 import { createAccount } from '../../runtime/admin.ts'
 import { importFile, type ScanBundle } from '../../runtime/import.ts'
 import { exportScan } from '../../runtime/bundle/export-scan.ts'
-import { NDJSON_FORMAT } from '../../runtime/bundle/wire.ts'
+import { ndjsonLines } from '../../runtime/bundle/wire.ts'
 import { DEMO_ORG_DEFS, demoBundle } from '../../demo/seed.ts'
 
 const root = new URL('../../', import.meta.url).pathname
@@ -56,20 +56,16 @@ function benchBundle(): ScanBundle {
 async function writeFiles(b: ScanBundle, dir: string): Promise<{ ndjson: string; json: string; records: number }> {
   const ndjson = join(dir, 'bench.ndjson')
   const out = createWriteStream(ndjson)
-  const write = (s: string) => (out.write(s) ? undefined : new Promise<void>((r) => out.once('drain', () => r())))
-  await write(JSON.stringify({ format: NDJSON_FORMAT, version: 1, org: b.org, scan: b.scan }) + '\n')
-  const counts: Record<string, number> = {}
-  for (const [resource, raw] of Object.entries(b.data)) {
-    const list = Array.isArray(raw) ? raw : [raw]
-    counts[resource] = list.length
-    for (const record of list) await write(JSON.stringify({ resource, record }) + '\n')
+  let records = -2 // the header and end lines
+  for (const line of ndjsonLines(b)) {
+    records++
+    if (!out.write(line + '\n')) await new Promise<void>((r) => out.once('drain', () => r()))
   }
-  await write(JSON.stringify({ end: true, counts }) + '\n')
   await new Promise<void>((r) => out.end(() => r()))
   const json = join(dir, 'bench.json')
   const jout = createWriteStream(json)
   await new Promise<void>((r) => jout.end(JSON.stringify(b), () => r()))
-  return { ndjson, json, records: Object.values(counts).reduce((x, y) => x + y, 0) }
+  return { ndjson, json, records }
 }
 
 /** Peak resident memory of a process, MB (Linux: VmHWM), polled until it exits. */
