@@ -9,6 +9,8 @@ const code = await run(process.argv.slice(2), {
   out: (line) => void process.stdout.write(line + '\n'),
   err: (line) => void process.stderr.write(line + '\n'),
   env: process.env,
+  stdout: process.stdout,
+  terminal: process.stderr.isTTY ? { write: (s) => void process.stderr.write(s), columns: process.stderr.columns } : undefined,
   stdin: async () => {
     let text = ''
     for await (const chunk of process.stdin) text += chunk

@@ -4,12 +4,13 @@
  * them here. Arguments are validated the same way on both paths; an operation that changes what a running server
  * caches tells it (`onChange`), so a limit change or a revoked key applies at once in that process.
  */
-import { readFileSync } from 'node:fs'
 import * as v from 'valibot'
 import type postgres from 'postgres'
 import type { CompiledResource } from './registry.ts'
 import { AdminError, createAccount, createKey, listAccounts, listKeys, revokeKey, updateAccount } from './admin.ts'
-import { importScan, ImportError, type ScanBundle } from './import.ts'
+import { importFile, ImportError } from './import.ts'
+import { exportScan } from './bundle/export-scan.ts'
+import type { ProgressSink } from './bundle/progress.ts'
 import { issueClient, listClients, revokeClient, updateClient } from './oauth/clients.ts'
 import { createSignInUser, grantOrg, linkEmailDomain, listUsers, revokeOrg, revokeUserTokens } from './oauth/users.ts'
 import type { Clock } from './config.ts'
@@ -24,6 +25,12 @@ export interface AdminContext {
   resources: readonly CompiledResource[]
   defaults: { dailyLimit: number; monthlyLimit: number }
   progress?: (line: string) => void
+  /** Which database `sql` is (imports write large tables with COPY on PostgreSQL); default embedded. */
+  dbKind?: 'postgres' | 'embedded'
+  /** Progress of imports and exports. */
+  events?: ProgressSink
+  /** Where an export writes its bundle (awaited: backpressure). */
+  output?: (chunk: string) => Promise<void> | void
   /** Called after a change a running server must not serve stale: an account's settings, a key, OAuth clients or users. */
   onChange?: (change: { account?: string; key?: string; oauth?: boolean }) => void
   /** "Today" for the version lifecycle: the serving process's clock, or the command's. Default Date.now. */
@@ -163,16 +170,17 @@ export const ADMIN_OPS = {
   import: {
     args: v.strictObject({ account: id, file: v.pipe(v.string(), v.minLength(1), v.maxLength(4096)) }),
     run: async (c: AdminContext, a: { account: string; file: string }) => {
-      let bundle: ScanBundle
-      try {
-        bundle = JSON.parse(readFileSync(a.file, 'utf8'))
-      } catch (e) {
-        throw new ImportError(`Cannot read ${a.file}: ${(e as Error).message.split('\n')[0]}`)
-      }
-      const r = await importScan(c.sql, c.resources, a.account, bundle, c.progress)
+      const r = await importFile(c.sql, c.resources, a.account, a.file, { copy: c.dbKind === 'postgres', progress: c.events })
       // The org's latest scan changed: the serving process drops its copy (hot reads) at once.
       c.onChange?.({ account: a.account })
       return r
+    },
+  },
+  export: {
+    args: v.strictObject({ org: text(40), scan: v.optional(id), format: v.picklist(['json', 'ndjson']) }),
+    run: async (c: AdminContext, a: { org: string; scan?: string; format: 'json' | 'ndjson' }) => {
+      if (!c.output) throw new AdminError('export streams its bundle: ask for framed replies.')
+      return exportScan(c.sql, c.resources, { orgId: a.org, scanId: a.scan, format: a.format }, c.output, c.events)
     },
   },
 } as const

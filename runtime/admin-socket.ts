@@ -7,6 +7,8 @@
  * Protocol: one request per connection, one JSON line each way:
  *   → {"op":"keys.create","args":{"account":"1"}}
  *   ← {"ok":true,"result":{…}} | {"ok":false,"error":"…","kind":"admin"|"import"|"internal"}
+ * A request with `"frames":true` is answered with frames instead (admin-frames.ts): an export streams its bundle, and
+ * imports and exports send their progress, to the command.
  * Requests are validated (admin-ops.ts) and bounded in size; secrets are returned to the caller, never logged.
  */
 import fs from 'node:fs'
@@ -16,6 +18,7 @@ import type { Logger } from './log.ts'
 import { AdminError } from './admin.ts'
 import { ImportError } from './import.ts'
 import { runAdminOp, type AdminContext } from './admin-ops.ts'
+import { encodeFrame } from './admin-frames.ts'
 
 const MAX_REQUEST = 64 * 1024
 /** Longest Unix socket path (sun_path is 108 bytes on Linux, 104 on macOS). */
@@ -53,10 +56,14 @@ export async function startAdminSocket(dataDir: string, ctx: AdminContext, log: 
       const nl = buf.indexOf('\n')
       if (nl < 0) return
       socket.removeAllListeners('data')
-      void answer(buf.slice(0, nl)).then((reply) => socket.end(JSON.stringify(reply) + '\n'))
+      const line = buf.slice(0, nl)
+      const framed = isFramed(line)
+      void answer(line, framed ? framedContext(socket, ctx) : ctx).then((reply) =>
+        socket.end(framed ? encodeFrame('R', JSON.stringify(reply)) : JSON.stringify(reply) + '\n'),
+      )
     })
   })
-  async function answer(line: string): Promise<Record<string, unknown>> {
+  async function answer(line: string, opCtx: AdminContext): Promise<Record<string, unknown>> {
     let req: { op?: unknown; args?: unknown }
     try {
       req = JSON.parse(line)
@@ -64,7 +71,7 @@ export async function startAdminSocket(dataDir: string, ctx: AdminContext, log: 
       return { ok: false, error: 'Malformed request.', kind: 'admin' }
     }
     try {
-      return { ok: true, result: await runAdminOp(ctx, String(req.op), req.args ?? {}) }
+      return { ok: true, result: await runAdminOp(opCtx, String(req.op), req.args ?? {}) }
     } catch (e) {
       if (e instanceof AdminError) return { ok: false, error: e.message, kind: 'admin' }
       if (e instanceof ImportError) return { ok: false, error: e.message, kind: 'import' }
@@ -84,6 +91,42 @@ export async function startAdminSocket(dataDir: string, ctx: AdminContext, log: 
         server.close(() => resolve())
         fs.rmSync(file, { force: true })
       }),
+  }
+}
+
+function isFramed(line: string): boolean {
+  try {
+    return (JSON.parse(line) as { frames?: unknown })?.frames === true
+  } catch {
+    return false
+  }
+}
+
+/** The context of a framed request: progress and output go to the command as frames (admin-frames.ts). */
+function framedContext(socket: net.Socket, ctx: AdminContext): AdminContext {
+  const gone = () => new Error('The command left the admin socket before the operation ended.')
+  const send = (frame: Buffer): Promise<void> | void => {
+    if (socket.destroyed || !socket.writable) throw gone()
+    if (socket.write(frame)) return
+    return new Promise<void>((resolve, reject) => {
+      const drained = () => {
+        socket.off('close', closed)
+        resolve()
+      }
+      const closed = () => {
+        socket.off('drain', drained)
+        reject(gone())
+      }
+      socket.once('drain', drained)
+      socket.once('close', closed)
+    })
+  }
+  return {
+    ...ctx,
+    events: (e) => {
+      if (!socket.destroyed) socket.write(encodeFrame('P', JSON.stringify(e)))
+    },
+    output: (chunk) => send(encodeFrame('D', chunk)),
   }
 }
 

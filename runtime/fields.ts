@@ -80,11 +80,21 @@ export function sqlType(s: FieldSpec): string {
   }
 }
 
-/** The SQL expression rendering a field as JSON-ready value (table alias `t`). */
-export function jsonExpr(name: string, s: FieldSpec): string {
+/** `YYYY-MM-DDTHH:MM:SSZ`, and with `exact` the microseconds too when the value has any (`…:SS.ffffffZ`). */
+export function isoTimestampSql(col: string, exact = false): string {
+  const whole = `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`
+  if (!exact) return whole
+  return `CASE WHEN date_trunc('second', ${col}) = ${col} THEN ${whole} ELSE to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') END`
+}
+
+/**
+ * The SQL expression rendering a field as JSON-ready value (table alias `t`). Timestamps are served to the second;
+ * `exactTime` keeps their fractions (exports, so that a bundle re-imports the same instants).
+ */
+export function jsonExpr(name: string, s: FieldSpec, exactTime = false): string {
   const col = s.expr ? `(${s.expr})` : `t.${quotedColumn(name)}`
   switch (s.kind) {
-    case 'ts': return `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`
+    case 'ts': return isoTimestampSql(col, exactTime)
     case 'date': return `to_char(${col}, 'YYYY-MM-DD')`
     default: return col
   }

@@ -40,10 +40,10 @@ const PATH = /^[A-Za-z]+(\/(\{[A-Za-z]+\}|[A-Za-z]+))*$/
 /**
  * The SQL text expression of a record's compact JSON (`{"id":7,"name":"x"}`): each value rendered by `to_json`, joined
  * without the spaces `json_build_object` puts around every colon, at no extra cost per request. Field names are
- * registry identifiers (camelCase letters and digits), safe inside the literal.
+ * registry identifiers (camelCase letters and digits), safe inside the literal. `exactTime`: see `jsonExpr`.
  */
-export function buildObject(names: readonly string[], fields: ReadonlyMap<string, FieldSpec>): string {
-  const parts = names.map((n, i) => `'${i === 0 ? '{' : ','}"${n}":' || coalesce(to_json(${jsonExpr(n, fields.get(n)!)})::text, 'null')`)
+export function buildObject(names: readonly string[], fields: ReadonlyMap<string, FieldSpec>, exactTime = false): string {
+  const parts = names.map((n, i) => `'${i === 0 ? '{' : ','}"${n}":' || coalesce(to_json(${jsonExpr(n, fields.get(n)!, exactTime)})::text, 'null')`)
   return `(${parts.join(' || ')} || '}')`
 }
 

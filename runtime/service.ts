@@ -295,6 +295,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         pepper,
         resources,
         defaults: { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit },
+        dbKind: db.kind,
         onChange: adminChanged,
         clock,
         versionsChanged: () => vt.reload(),

@@ -8,7 +8,9 @@ Commands:
   serve [--port N]                         start the service (embedded database unless DATABASE_URL is set)
   migrate                                  apply database migrations
   seed [--scale X]                         fill deterministic demo data (scale 1 = one large org with 20,000+ fields)
-  import --account ID FILE                 import one scan bundle (JSON) for an org of the account
+  import --account ID FILE                 import one scan bundle (JSON or NDJSON) for an org of the account
+  export --org ID [--scan ID] [--format json|ndjson] [--out FILE]
+                                           write the org's latest completed scan (or scan ID) as a bundle import reads
   docs [--out DIR]                         write the generated references (OpenAPI, REST, MCP, errors) and client types
   accounts create --name N [--daily-limit N --monthly-limit N --email E]
   accounts list
@@ -28,13 +30,21 @@ Commands:
                                            e-mail the owners of keys and users that called V (SMTP_URL, SMTP_FROM)
 
 Every command accepts --json (machine-readable output; errors too, as JSON on stderr) and --help; orgscan --version. While a server runs on the embedded database,
-accounts, keys, users, clients, versions and import are carried out by that server; seed and migrate need it stopped.
+accounts, keys, users, clients, versions, import and export are carried out by that server; seed and migrate need it stopped.
 Environment: DATABASE_URL, ORGSCAN_DATA_DIR (default ./data), PORT, ORGSCAN_PEPPER, … (see README).`,
   serve: 'Usage: orgscan serve [--port N] [--json]\nStarts the service; seeds demo data on the first start of an empty embedded database.',
   migrate: 'Usage: orgscan migrate [--json]\nApplies pending migrations.',
   seed: 'Usage: orgscan seed [--scale X] [--json]\nFills deterministic demo data (accounts, orgs, scans). --scale between 0 and 10, default 1.',
   docs: 'Usage: orgscan docs [--out DIR] [--json]\nWrites docs/openapi.json, docs/reference/{rest,mcp,errors}.md and client/generated.ts from the registry (default: into this installation).',
-  import: 'Usage: orgscan import --account ID FILE [--json]\nImports one scan bundle ({org, scan, data}) in one transaction.',
+  import:
+    'Usage: orgscan import --account ID FILE [--json]\nImports one scan bundle in one transaction: JSON ({org, scan, data}) or NDJSON (a header line, one line per\n' +
+    'record, an end line; read in constant memory). Every problem is listed and nothing is written when any record is invalid.\n' +
+    'Progress on stderr: a bar on a terminal, a line per resource otherwise (with --json: JSON lines).',
+  export:
+    'Usage: orgscan export --org ID [--scan ID] [--format json|ndjson] [--out FILE] [--json]\n' +
+    'Writes a scan of the org as a bundle that orgscan import reads, in constant memory: its latest completed scan, or --scan ID.\n' +
+    '--format: json (default) or ndjson (default when FILE ends in .ndjson or .jsonl; use it for large orgs).\n' +
+    'Without --out the bundle goes to stdout and the result line to stderr. Progress on stderr.',
   accounts:
     'Usage:\n  orgscan accounts create --name N [--daily-limit N] [--monthly-limit N] [--json]\n  orgscan accounts list [--json]\n' +
     '  orgscan accounts update ID [--name N] [--daily-limit N] [--monthly-limit N] [--enhanced-mcp-security on|off] [--email-domain D] [--email E] [--json]\n' +

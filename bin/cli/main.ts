@@ -1,10 +1,10 @@
 /**
- * `orgscan` — serve, migrate, seed, import, accounts, keys, users, clients, versions. Every command takes --json and --help; errors are one line
+ * `orgscan` — serve, migrate, seed, import, export, accounts, keys, users, clients, versions. Every command takes --json and --help; errors are one line
  * on stderr with a non-zero exit (2 for usage errors, 1 otherwise). `run` is the whole command, in process (tests call
  * it); bin/orgscan.js calls it with the real process's streams.
  *
- * While a server holds the embedded database, `accounts`, `keys`, `users`, `clients`, `versions` and `import` go to
- * that server's admin socket (runtime/admin-socket.ts); `seed` and `migrate` refuse.
+ * While a server holds the embedded database, `accounts`, `keys`, `users`, `clients`, `versions`, `import` and `export`
+ * go to that server's admin socket (runtime/admin-socket.ts); `seed` and `migrate` refuse.
  */
 import { registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
@@ -19,6 +19,10 @@ import { AdminError } from '../../runtime/admin.ts'
 import { ImportError } from '../../runtime/import.ts'
 import { runAdminOp, type AdminOp } from '../../runtime/admin-ops.ts'
 import { adminSocketPath, callAdminSocket } from '../../runtime/admin-socket.ts'
+import { callAdminSocketFramed } from '../../runtime/admin-frames.ts'
+import type { ProgressSink } from '../../runtime/bundle/progress.ts'
+import { exportCommand, OutputError } from './export-command.ts'
+import { progressRenderer, type Terminal } from './progress.ts'
 import { intOption, numOption, parse, UsageError } from './args.ts'
 import { HELP, table } from './help.ts'
 import { PortInUseError, serve } from './serve.ts'
@@ -40,6 +44,16 @@ export interface CliIO {
    * embedded database for every command.
    */
   openDatabase?: (opts: OpenOptions) => Promise<Database>
+  /** Standard output as a stream (`export` without --out writes its bundle there); without it the bundle goes to out(). */
+  stdout?: NodeJS.WritableStream
+  /** Standard error when it is a terminal: progress is drawn as a bar there. */
+  terminal?: Terminal
+}
+
+/** What a streaming operation hands back while it runs: output bytes and progress. */
+interface Streams {
+  output?: (chunk: string) => Promise<void> | void
+  events?: ProgressSink
 }
 
 async function withDb<T>(config: Config, io: CliIO, fn: (db: Database) => Promise<T>): Promise<T> {
@@ -52,7 +66,8 @@ async function withDb<T>(config: Config, io: CliIO, fn: (db: Database) => Promis
   }
 }
 
-type AdminCall = (op: AdminOp, args: Record<string, unknown>) => Promise<unknown>
+/** One administrative operation; `streams`: it streams output or progress (framed replies through an admin socket). */
+type AdminCall = (op: AdminOp, args: Record<string, unknown>, streams?: Streams) => Promise<unknown>
 
 /**
  * Runs `fn` with administrative operations carried out on the database (opened once for all of them), or through the
@@ -65,20 +80,22 @@ async function adminSession<T>(config: Config, io: CliIO, fn: (call: AdminCall) 
       opened = true
       const pepper = await resolvePepper({ configured: config.pepper, dataDir: config.dataDir, embedded: db.kind === 'embedded', sql: db.sql, log: createLogger() })
       const resources = compileRegistry(registry)
-      const ctx = { sql: db.sql, pepper, resources, defaults: { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit }, progress: io.err }
-      return fn((op, args) => runAdminOp(ctx, op, args))
+      const ctx = { sql: db.sql, pepper, resources, defaults: { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit }, progress: io.err, dbKind: db.kind }
+      return fn((op, args, streams) => runAdminOp({ ...ctx, events: streams?.events, output: streams?.output }, op, args))
     })
   } catch (e) {
     const socket = !opened && e instanceof DataDirInUseError ? adminSocketPath(e.dir) : undefined
     if (!socket) throw e
     let reached = false
-    return fn(async (op, args) => {
+    return fn(async (op, args, streams) => {
       let reply
       try {
-        reply = await callAdminSocket(socket, op, args)
+        reply = streams
+          ? await callAdminSocketFramed(socket, op, args, { onData: streams.output && ((b) => streams.output!(b.toString('utf8'))), onProgress: streams.events })
+          : await callAdminSocket(socket, op, args)
       } catch (err) {
-        if (!reached) throw e // no admin socket (an older or stopping server): the lock message says what to do
-        throw err
+        if (err instanceof OutputError || reached) throw err
+        throw e // no admin socket (an older or stopping server): the lock message says what to do
       }
       reached = true
       if (reply.ok) return reply.result
@@ -89,8 +106,8 @@ async function adminSession<T>(config: Config, io: CliIO, fn: (call: AdminCall) 
 }
 
 /** Runs one administrative operation on the database, or through the admin socket of the server that holds it. */
-function admin(config: Config, io: CliIO, op: AdminOp, args: Record<string, unknown>): Promise<unknown> {
-  return adminSession(config, io, (call) => call(op, args))
+function admin(config: Config, io: CliIO, op: AdminOp, args: Record<string, unknown>, streams?: Streams): Promise<unknown> {
+  return adminSession(config, io, (call) => call(op, args, streams))
 }
 
 async function command(argv: string[], io: CliIO): Promise<void> {
@@ -149,9 +166,12 @@ async function command(argv: string[], io: CliIO): Promise<void> {
       const { values, positionals } = parse(args, { account: { type: 'string' } }, 1)
       if (!values.account || !positionals[0]) throw new UsageError('import needs --account ID and a FILE.')
       const { resolve } = await import('node:path')
-      const r = (await admin(config, io, 'import', { account: String(values.account), file: resolve(positionals[0]) })) as { scanId: string; orgId: string }
+      const events = progressRenderer(io.err, io.terminal, !!values.json)
+      const r = (await admin(config, io, 'import', { account: String(values.account), file: resolve(positionals[0]) }, { events })) as { scanId: string; orgId: string }
       return print(!!values.json, r, () => `imported scan ${r.scanId} of org ${r.orgId}`)
     }
+    case 'export':
+      return exportCommand(args, io, (a, streams) => admin(config, io, 'export', a, streams))
     case 'accounts': {
       const action = args[0]
       const { values, positionals } = parse(
@@ -232,7 +252,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     await command(argv, io)
     return 0
   } catch (e) {
-    const known = e instanceof PortInUseError || e instanceof UsageError || e instanceof ConfigError || e instanceof AdminError || e instanceof ImportError || e instanceof DataDirInUseError
+    const known = e instanceof PortInUseError || e instanceof UsageError || e instanceof ConfigError || e instanceof AdminError || e instanceof ImportError || e instanceof DataDirInUseError || e instanceof OutputError
     const msg = e instanceof Error ? e.message : String(e)
     const code = e instanceof UsageError ? 2 : 1
     // Database errors from the driver: their message (no SQL text is in it), never a stack.

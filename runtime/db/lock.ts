@@ -34,7 +34,10 @@ export interface DataDirLock {
 const held = new Map<string, DataDirLock>()
 let exitHookInstalled = false
 
-/** The data folder is held by a live process (a running server, usually; possibly this one). */
+/**
+ * The data folder is held by a live process (a running server, usually), or by an open Database of this very process
+ * (a command run in process next to a service, as tests do): either way its admin socket may serve the command.
+ */
 export class DataDirInUseError extends Error {
   constructor(
     readonly dir: string,

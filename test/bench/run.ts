@@ -7,8 +7,10 @@
  * distinct pages read from a streaming replica (replica-reads.ts). Prints req/s, p50/p99, memory and
  * ratios; writes results/latest.json.
  *
+ * Then the import and export speed of a large bundle (import-speed.ts).
+ *
  * Env: BENCH_DATABASE_URL (default TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test), BENCH_SECONDS (10),
- * BENCH_CONNECTIONS (32), BENCH_ROUNDS (2), BENCH_SCALE (1).
+ * BENCH_CONNECTIONS (32), BENCH_ROUNDS (2), BENCH_SCALE (1), BENCH_IMPORT (0: without the import speed).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync, writeFileSync, mkdirSync, openSync } from 'node:fs'
@@ -21,6 +23,7 @@ import { compileRegistry } from '../../runtime/registry.ts'
 import { migrate } from '../../runtime/db/migrate.ts'
 import { createKey, updateAccount } from '../../runtime/admin.ts'
 import { replicaBench, type ReplicaBench } from './replica-reads.ts'
+import { measureImportSpeed } from './import-speed.ts'
 
 const root = new URL('../../', import.meta.url).pathname
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -226,6 +229,8 @@ try {
     orgFields: n, connections, seconds, rounds, scale, summary,
     ratios: { ...Object.fromEntries(Object.entries(summary).map(([k, s]) => [k, s.rps / base])), mcpToRest: summary.mcp.rps / summary.rest.rps, accessLogOnToOff: summary.rest.rps / summary['rest-nolog'].rps, missWithToWithoutCache: summary['rest-miss'].rps / summary['nocache-miss'].rps },
   }
+  // Import and export speed of bundles (test/bench/import-speed.ts); BENCH_IMPORT=0 leaves it out.
+  if (process.env.BENCH_IMPORT !== '0') Object.assign(out, { importSpeed: await measureImportSpeed(adminUrl, log) })
   mkdirSync(new URL('results/', import.meta.url), { recursive: true })
   writeFileSync(new URL('results/latest.json', import.meta.url), JSON.stringify(out, null, 2) + '\n')
   log('wrote test/bench/results/latest.json')

@@ -36,6 +36,17 @@ export interface CliHarness {
   spawnCli(args: string[], extraEnv?: Env): Promise<CliResult>
 }
 
+/**
+ * Runs the command in this process with `env` (e.g. pointing at a test service's database: on the embedded database the
+ * command then reaches that service through its admin socket); `io` adds streams such as a terminal.
+ */
+export async function runCli(args: string[], env: Env, io: Partial<Pick<CliIO, 'stdout' | 'terminal' | 'openDatabase'>> = {}): Promise<CliResult> {
+  let stdout = ''
+  let stderr = ''
+  const code = await cli(args, { out: (l) => (stdout += l + '\n'), err: (l) => (stderr += l + '\n'), env, ...io })
+  return { code, stdout, stderr }
+}
+
 export async function cliHarness(t: Test, opts: { sharedDatabase?: boolean } = {}): Promise<CliHarness> {
   const tdb = await createTestDatabase({ template: 'empty' })
   let shared: Promise<Database> | undefined
@@ -64,12 +75,7 @@ export async function cliHarness(t: Test, opts: { sharedDatabase?: boolean } = {
       if (template) cpSync(template.dir, dir, { recursive: true })
       return dir
     },
-    async run(args, extraEnv = {}) {
-      let stdout = ''
-      let stderr = ''
-      const code = await cli(args, { out: (l) => (stdout += l + '\n'), err: (l) => (stderr += l + '\n'), env: { ...env, ...extraEnv }, openDatabase: open })
-      return { code, stdout, stderr }
-    },
+    run: (args, extraEnv = {}) => runCli(args, { ...env, ...extraEnv }, { openDatabase: open }),
     spawnCli(args, extraEnv = {}) {
       return new Promise((resolve) => {
         const clean = Object.fromEntries(Object.entries({ ...env, ...extraEnv }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv

@@ -1,0 +1,238 @@
+/**
+ * The import of one scan bundle from any source, streaming: each record is validated as it arrives and written at once
+ * inside ONE transaction, which also flips the org's latest scan, so a reader never sees half a scan. Nothing is
+ * written when anything is invalid: after the first problem nothing more is written, reading goes on to list every
+ * problem (up to MAX_PROBLEMS), and the transaction is rolled back (docs/decisions.md "Bundles").
+ */
+import * as v from 'valibot'
+import type postgres from 'postgres'
+import { columnName } from '../fields.ts'
+import type { CompiledResource } from '../registry.ts'
+import { ProgressCounter, type ProgressSink } from './progress.ts'
+import type { BundleSource } from './sources.ts'
+import { COPY_FROM, ScanWriter, TableWriteError, tableShape, type TableShape } from './table-writer.ts'
+import { ORG_FIELDS, OrgInfoSchema, recordSchema, ScanInfoSchema, unstorableValue, type OrgInfo, type ScanInfo } from './wire.ts'
+
+export class ImportError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ImportError'
+  }
+}
+
+export interface ImportResult {
+  scanId: string
+  orgId: string
+  /** Records per import target (0 for a resource the bundle left out). */
+  counts: Record<string, number>
+}
+
+export interface ImportOptions {
+  /** Write large tables with COPY (PostgreSQL); otherwise multi-row INSERTs (the embedded database). */
+  copy: boolean
+  /** With `copy`: tables of more records than this use COPY (default COPY_FROM; tests use 0). */
+  copyFrom?: number
+  progress?: ProgressSink
+}
+
+/** Problems listed at most; reading stops after this many. */
+export const MAX_PROBLEMS = 20
+
+/** The resources that own a table written by imports (first declaration of each table, org scope, stored). */
+export function importTargets(resources: readonly CompiledResource[]): CompiledResource[] {
+  const seen = new Set<string>()
+  return resources.filter((c) => {
+    if (c.decl.scope !== 'org' || c.decl.singletonSql || seen.has(c.decl.table)) return false
+    seen.add(c.decl.table)
+    return true
+  })
+}
+
+interface Target {
+  shape: TableShape
+  schema: v.GenericSchema
+  ints: string[]
+  singleton: boolean
+  summary: CompiledResource['decl']['orgSummary']
+}
+
+function targetsOf(resources: readonly CompiledResource[]): Map<string, Target> {
+  return new Map(
+    importTargets(resources).map((c) => {
+      const shape = tableShape(c)
+      const ints = shape.fields.filter((n) => c.fields.get(n)!.kind === 'int')
+      return [c.name, { shape, schema: recordSchema(c), ints, singleton: c.decl.kind === 'singleton', summary: c.decl.orgSummary }]
+    }),
+  )
+}
+
+/** The names a source needs: every import target, and which are singletons. */
+export function targetNames(resources: readonly CompiledResource[]): { known: Set<string>; singletons: Set<string> } {
+  const t = importTargets(resources)
+  return { known: new Set(t.map((c) => c.name)), singletons: new Set(t.filter((c) => c.decl.kind === 'singleton').map((c) => c.name)) }
+}
+
+/** Validates one record; the problem, or undefined. */
+function check(target: Target, record: unknown): { ok: true; value: Record<string, unknown> } | { ok: false; problem: string } {
+  const r = v.safeParse(target.schema, record)
+  if (!r.success) return { ok: false, problem: v.summarize(r.issues).replace(/\n/g, '; ').slice(0, 300) }
+  const value = r.output as Record<string, unknown>
+  for (const n of target.ints) {
+    const x = value[n]
+    if (typeof x === 'number' && !Number.isSafeInteger(x)) return { ok: false, problem: `${n}: integer out of range (at most ±2^53 - 1)` }
+  }
+  const bad = unstorableValue(value)
+  return bad ? { ok: false, problem: bad } : { ok: true, value }
+}
+
+/** Reads every item, validating, counting and tallying; `write` gets each valid record while no problem was seen. */
+async function readRecords(
+  source: BundleSource,
+  targets: Map<string, Target>,
+  problems: string[],
+  write: ((t: Target, rec: Record<string, unknown>) => Promise<void> | undefined) | undefined,
+  progress: ProgressCounter,
+): Promise<{ counts: Map<string, number>; summary: Record<string, Record<string, number>> }> {
+  const counts = new Map<string, number>()
+  const summary: Record<string, Record<string, number>> = {}
+  for (const t of targets.values()) if (t.summary) summary[t.summary.field] = Object.fromEntries(Object.values(t.summary.buckets).map((b) => [b, 0]))
+  for await (const item of source.items()) {
+    if ('problem' in item) {
+      problems.push(item.problem)
+    } else {
+      const target = targets.get(item.resource)!
+      const n = (counts.get(item.resource) ?? 0) + 1
+      counts.set(item.resource, n)
+      progress.record(item.resource)
+      const r = check(target, item.record)
+      if (!r.ok) problems.push(`${item.where()}: ${r.problem}`)
+      else if (target.singleton && n > 1) problems.push(`${item.where()}: ${item.resource} is a singleton: one record per bundle`)
+      else {
+        if (target.summary) {
+          const bucket = target.summary.buckets[String(r.value[target.summary.countBy])]
+          if (bucket !== undefined) summary[target.summary.field][bucket]++
+        }
+        if (write && problems.length === 0) {
+          const wait = write(target, r.value)
+          if (wait) await wait
+        }
+      }
+    }
+    if (problems.length >= MAX_PROBLEMS) break
+  }
+  return { counts, summary }
+}
+
+function invalid(problems: string[]): ImportError {
+  const more = problems.length >= MAX_PROBLEMS ? `\n  (reading stopped after ${MAX_PROBLEMS} problems)` : ''
+  return new ImportError(`Invalid scan bundle:\n  ${problems.slice(0, MAX_PROBLEMS).join('\n  ')}${more}`)
+}
+
+function header(source: BundleSource, problems: string[]): { org: OrgInfo; scan: ScanInfo } | undefined {
+  problems.push(...source.headerProblems)
+  const org = v.safeParse(OrgInfoSchema, source.org)
+  if (!org.success) problems.push(`org: ${v.summarize(org.issues).replace(/\n/g, '; ')}`)
+  const scan = v.safeParse(ScanInfoSchema, source.scan)
+  if (!scan.success) problems.push(`scan: ${v.summarize(scan.issues).replace(/\n/g, '; ')}`)
+  const bad = org.success ? unstorableValue(org.output, 'org') : undefined
+  if (bad) problems.push(bad)
+  return org.success && scan.success && !bad && problems.length === 0 ? { org: org.output, scan: scan.output } : undefined
+}
+
+/**
+ * Imports one scan for an org of `accountId` (creating the org on first import). Fails if the org belongs to another
+ * account, or with every problem of an invalid bundle listed.
+ */
+export async function importBundle(
+  sql: postgres.Sql,
+  resources: readonly CompiledResource[],
+  accountId: string,
+  source: BundleSource,
+  opts: ImportOptions,
+): Promise<ImportResult> {
+  try {
+    return await importFrom(sql, resources, accountId, source, opts)
+  } finally {
+    source.close?.()
+  }
+}
+
+async function importFrom(
+  sql: postgres.Sql,
+  resources: readonly CompiledResource[],
+  accountId: string,
+  source: BundleSource,
+  opts: ImportOptions,
+): Promise<ImportResult> {
+  const targets = targetsOf(resources)
+  const problems: string[] = []
+  const progress = new ProgressCounter(opts.progress ?? (() => undefined), source.bytesRead)
+  const head = header(source, problems)
+  const org = source.org as { salesforceId?: unknown } | undefined
+  opts.progress?.({
+    type: 'start', op: 'import', format: source.format, totalRecords: source.totalRecords, totalBytes: source.totalBytes,
+    orgId: typeof org?.salesforceId === 'string' ? org.salesforceId.slice(0, 18) : undefined,
+  })
+  if (!head) {
+    // Nothing can be written; the records are still read for their problems.
+    const { counts } = await readRecords(source, targets, problems, undefined, progress)
+    if (problems.length < MAX_PROBLEMS) problems.push(...source.finish(counts))
+    throw invalid(problems)
+  }
+  const result = await sql.begin(async (tx) => {
+    const scanId = await beginScan(tx, accountId, head.org, head.scan)
+    const writer = new ScanWriter(tx, scanId, opts.copy ? (opts.copyFrom ?? COPY_FROM) : undefined)
+    let read
+    try {
+      read = await readRecords(source, targets, problems, (t, rec) => writer.add(t.shape, rec), progress)
+      if (problems.length === 0) await writer.close()
+    } catch (e) {
+      await writer.abort()
+      if (e instanceof TableWriteError) {
+        const at = e.recordIndex === undefined ? '' : `record ${e.recordIndex + 1} of `
+        throw new ImportError(`The database refused ${at}${e.resource}: ${e.message.split('\n')[0]}`)
+      }
+      throw e
+    }
+    if (problems.length > 0) await writer.abort()
+    if (problems.length < MAX_PROBLEMS) problems.push(...source.finish(read.counts))
+    if (problems.length > 0) throw invalid(problems)
+    const counts = Object.fromEntries([...targets.keys()].map((name) => [name, read.counts.get(name) ?? 0]))
+    await finishScan(tx, head.org.salesforceId, scanId, head.scan, read.summary, counts)
+    return { scanId, orgId: head.org.salesforceId, counts }
+  })
+  progress.finish()
+  return result
+}
+
+/** Creates or updates the org (refusing another account's) and inserts the scan row; returns the scan's id. */
+async function beginScan(tx: postgres.TransactionSql, accountId: string, org: OrgInfo, scan: ScanInfo): Promise<string> {
+  const existing = await tx<{ account_id: string }[]>`SELECT account_id::text AS account_id FROM orgs WHERE salesforce_id = ${org.salesforceId} FOR UPDATE`
+  if (existing[0] && existing[0].account_id !== accountId) throw new ImportError(`Org ${org.salesforceId} belongs to another account.`)
+  const orgRow: Record<string, unknown> = { account_id: accountId }
+  for (const n of Object.keys(ORG_FIELDS)) orgRow[columnName(n)] = org[n as keyof OrgInfo]
+  await tx`INSERT INTO orgs ${tx(orgRow)} ON CONFLICT (salesforce_id) DO UPDATE SET
+    name = EXCLUDED.name, edition = EXCLUDED.edition, instance_url = EXCLUDED.instance_url, is_sandbox = EXCLUDED.is_sandbox,
+    organization_type = EXCLUDED.organization_type, instance_name = EXCLUDED.instance_name, namespace_prefix = EXCLUDED.namespace_prefix,
+    country = EXCLUDED.country, locale = EXCLUDED.locale, time_zone = EXCLUDED.time_zone`
+  const [s] = await tx<{ id: string }[]>`
+    INSERT INTO scans (org_id, status, started_at, completed_at, score)
+    VALUES (${org.salesforceId}, ${scan.status}, ${scan.startedAt}, ${scan.completedAt}, ${scan.score}) RETURNING id::text AS id`
+  return s.id
+}
+
+/** Records the org's summary and, for a completed scan, makes it the one served. */
+async function finishScan(
+  tx: postgres.TransactionSql, orgId: string, scanId: string, scan: ScanInfo,
+  summary: Record<string, Record<string, number>>, counts: Record<string, number>,
+): Promise<void> {
+  if (scan.status === 'completed') {
+    await tx`UPDATE orgs SET latest_scan_id = ${scanId}::bigint, last_scan_date = ${scan.completedAt ?? scan.startedAt},
+      last_scan_status = 'completed', scan_count = scan_count + 1, score = ${scan.score},
+      summary = ${summary as never}::jsonb, resource_counts = ${counts as never}::jsonb
+      WHERE salesforce_id = ${orgId}`
+  } else {
+    await tx`UPDATE orgs SET last_scan_date = ${scan.completedAt ?? scan.startedAt}, last_scan_status = ${scan.status},
+      scan_count = scan_count + 1 WHERE salesforce_id = ${orgId}`
+  }
+}
