@@ -16,6 +16,9 @@ import { createKey } from '../runtime/admin.ts'
 import { registry } from '../resources/index.ts'
 import { compileRegistry } from '../runtime/registry.ts'
 import { camel } from '../runtime/docs/client-types.ts'
+import { embeddedRunOnly } from './helpers/runs.ts'
+
+embeddedRunOnly(t, 'The typed client')
 
 const ts = await startTestService(t)
 const org = ts.seed.orgs.find((o) => o.large)!

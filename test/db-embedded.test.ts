@@ -2,7 +2,7 @@
  * The embedded database (PGlite in a worker thread behind a socket server), on real PGlite folders:
  * persistence, the data-folder lock (same process, other process, stale, crash), concurrency through the
  * single-connection pool, transactions, session time zone, memory://, and worker death.
- * Always embedded, whatever TEST_DATABASE_URL says (that is db-connect.test.ts's business).
+ * On the run on the embedded database only (test/helpers/runs.ts); connecting to PostgreSQL is db-connect.test.ts's business.
  */
 import t from 'tap'
 import fs from 'node:fs'
@@ -14,6 +14,9 @@ import { openDatabase, embeddedHostOf, type Database } from '../runtime/db/conne
 import { LOCK_FILE_NAME } from '../runtime/db/lock.ts'
 import { findTemplate } from './helpers/templates.ts'
 import { TEST_NODE_FLAGS } from './helpers/node-flags.ts'
+import { embeddedRunOnly } from './helpers/runs.ts'
+
+embeddedRunOnly(t, 'The embedded database')
 
 const CONNECT_URL = new URL('../runtime/db/connect.ts', import.meta.url).href
 const REPO = fileURLToPath(new URL('..', import.meta.url))

@@ -8,6 +8,9 @@ import { launchBrowser } from './helpers/browser.ts'
 import { startTestService } from './helpers/service.ts'
 import { compileRegistry } from '../runtime/registry.ts'
 import { registry } from '../resources/index.ts'
+import { embeddedRunOnly } from './helpers/runs.ts'
+
+embeddedRunOnly(t, 'The reference page in a browser')
 
 const launched = await launchBrowser(t)
 if (launched) {

@@ -13,6 +13,9 @@ import { generateDocs } from '../runtime/docs/generate.ts'
 import { buildOpenApi } from '../runtime/docs/openapi.ts'
 import { startTestService } from './helpers/service.ts'
 import { openApiChecker, type OpenApiDoc } from './helpers/openapi-check.ts'
+import { embeddedRunOnly } from './helpers/runs.ts'
+
+embeddedRunOnly(t, 'The generated reference')
 
 const resources = compileRegistry(registry)
 const root = new URL('../', import.meta.url)

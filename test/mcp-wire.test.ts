@@ -9,6 +9,9 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { startTestService } from './helpers/service.ts'
 import { mcpClient } from './helpers/mcp.ts'
+import { embeddedRunOnly } from './helpers/runs.ts'
+
+embeddedRunOnly(t, 'The MCP wire table')
 
 const FILE = new URL('./fixtures/mcp-wire.json', import.meta.url)
 const ts = await startTestService(t, { seed: false })
