@@ -51,6 +51,12 @@ t.test('orgscan serve writes the access log as JSON lines on stderr (and none wi
   for (const mode of ['on', 'off'] as const) {
     const server = await spawnServer({ ...env, ORGSCAN_ACCESS_LOG: mode })
     t.equal((await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': `probe-${mode}` } })).status, 200)
+    if (mode === 'on') {
+      // Lines are written in blocks, but a lone line still appears within a moment, while the server runs.
+      const until = Date.now() + 10_000
+      while (!server.stderr().includes('probe-on') && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+      t.ok(server.stderr().includes('probe-on'), 'written while the server runs, not only at exit')
+    }
     await server.stop()
     const found = server.stderr().split('\n').filter((l) => l.includes(`probe-${mode}`))
     if (mode === 'off') {

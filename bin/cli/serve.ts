@@ -1,5 +1,6 @@
 /** `orgscan serve`: starts the service, seeds demo data on an empty database, prints how to call it. */
 import pino from 'pino'
+import { createAccessSink } from '../../runtime/http/access-sink.ts'
 import { prompts, registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
 import type { Config } from '../../runtime/config.ts'
@@ -23,9 +24,9 @@ export async function serve(config: Config, opts: { json: boolean }): Promise<vo
   const log = createLogger()
   installProcessGuard(log)
   const say = (s: string) => process.stderr.write(s + '\n')
-  // The access log: pino, asynchronous, written in blocks of 16 KB on stderr (flushed on exit); `time` in epoch
+  // The access log: pino lines gathered and written on stderr in blocks (flushed on exit); `time` in epoch
   // milliseconds (pino's default, the cheapest).
-  const accessOut = config.accessLog ? pino.destination({ fd: 2, sync: false, minLength: 16_000 }) : undefined
+  const accessOut = config.accessLog ? createAccessSink((block) => void process.stderr.write(block)) : undefined
   const access = accessOut ? pino({ base: undefined }, accessOut) : undefined
   const svc = await startService(config, {
     registry,
@@ -81,10 +82,11 @@ export async function serve(config: Config, opts: { json: boolean }): Promise<vo
     say(`${signal} received: draining (answers in progress finish, up to ${config.drainMs} ms), then shutting down…`)
     svc.close(config.drainMs).then(
       () => {
-        accessOut?.flushSync()
+        accessOut?.flush()
         process.exit(0)
       },
       (e) => {
+        accessOut?.flush()
         log.error({ msg: 'shutdown failed', err: e })
         process.exit(1)
       },

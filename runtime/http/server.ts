@@ -42,6 +42,14 @@ export interface HttpServerOptions {
   accessLog?: AccessLog
 }
 
+/** What `router.find` returns for a path (find-my-way). */
+interface Match {
+  handler: (req: IncomingMessage, res: ServerResponse, params: Record<string, string | undefined>, store: unknown, searchParams: unknown) => void
+  params: Record<string, string | undefined>
+  store: unknown
+  searchParams: unknown
+}
+
 /** An incoming X-Request-Id is kept when it is well formed; otherwise one is made. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -106,14 +114,16 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
       if (url.length > MAX_URL) return sendError(res, new ApiError('invalid_parameter', `The request URL exceeds ${MAX_URL} characters.`))
       const path = url.split('?')[0]
       const method = req.method ?? 'GET'
-      const headers = opts.headersFor?.(path) ?? {}
-      let match: { params?: Record<string, string | undefined>; handler?: object } | null = null
-      const found = routes.find((r) => r.allow.includes(method) && (match = r.router.find(method as 'GET', path) as typeof match))
+      let match: Match | null = null
+      const found = routes.find((r) => r.allow.includes(method) && (match = r.router.find(method as 'GET', path) as Match | null))
       if (found) {
-        if (log) noteRoute(req, path, match!.params, match!.handler)
-        found.router.lookup(req, res)
+        const m = match as unknown as Match
+        if (log) noteRoute(req, path, m.params, m.handler)
+        // The route found above, called as the router's own lookup would call it (without finding it a second time).
+        m.handler(req, res, m.params, m.store, m.searchParams)
         return
       }
+      const headers = opts.headersFor?.(path) ?? {}
       // The path exists for other methods: 405 with the methods it takes.
       const other = routes.find((r) => r.router.find(r.allow[0] as 'GET', path))
       if (other) {
