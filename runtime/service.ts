@@ -37,7 +37,7 @@ import { buildHealthRoutes } from './http/health.ts'
 import type { AccessLine, AccessLog } from './http/access-log.ts'
 import { createMetrics, type Metrics } from './metrics.ts'
 import { scheduleRetention } from './retention.ts'
-import { createServer as createPlainServer } from 'node:http'
+import { createAdminServer } from './http/admin-listener.ts'
 
 /** The HTTP server's hook for answered requests: metrics and the access log, whichever are on. */
 function answered(metrics: Metrics | undefined, log: AccessLog | undefined): AccessLog | undefined {
@@ -47,26 +47,6 @@ function answered(metrics: Metrics | undefined, log: AccessLog | undefined): Acc
     metrics.request(l)
     log(l)
   }
-}
-
-/** The admin listener: `GET /metrics` (Prometheus text format) and nothing else; never on the public port. */
-function createAdminServer(metrics: Metrics): Server {
-  return createPlainServer((req, res) => {
-    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
-      res.writeHead(404, { 'Content-Type': 'text/plain' })
-      return void res.end('Not found: the admin listener serves GET /metrics.\n')
-    }
-    metrics.registry.metrics().then(
-      (text) => {
-        res.writeHead(200, { 'Content-Type': metrics.registry.contentType })
-        res.end(text)
-      },
-      () => {
-        res.writeHead(500, { 'Content-Type': 'text/plain' })
-        res.end('Metrics could not be collected.\n')
-      },
-    )
-  })
 }
 
 function listen(server: Server, port: number, host: string): Promise<Server> {
@@ -107,6 +87,12 @@ export interface ServiceOptions {
   quota?: QuotaFactory
   /** Where the access log goes (one line per answered request); none without it. */
   accessLog?: AccessLog
+  /**
+   * This service is worker `slot` (1…N) of `orgscan serve --workers N` (docs/operating.md "Several processes"): the
+   * primary has migrated the database and serves the admin listener, so the service does neither; its metrics (for
+   * the primary to gather) add the per-worker series labelled with the slot.
+   */
+  worker?: { slot: number }
 }
 
 export interface RunningService {
@@ -125,8 +111,10 @@ export interface RunningService {
   oauth: OAuthServer
   /** Tells this process what an administrative change touched, as the admin socket does (tests use it in process). */
   adminChanged(change: { account?: string; key?: string; oauth?: boolean }): void
-  /** The admin listener (`GET /metrics`), when ORGSCAN_ADMIN_PORT is set. */
+  /** The admin listener (`GET /metrics`), when ORGSCAN_ADMIN_PORT is set (and this is not a worker). */
   adminUrl?: string
+  /** The metrics, when ORGSCAN_ADMIN_PORT is set (a worker hands them to its primary). */
+  metrics?: Metrics
   /** The hot-read caches (hit, miss and eviction counts: `hot.responses.stats()`). */
   hot: { responses: ResponseCache; orgs: OrgStateCache }
   /**
@@ -162,7 +150,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   let cacheListener: LimitListener | undefined
   const servers: Server[] = []
   try {
-    await migrate(db.sql, (line) => log.info({ msg: line }))
+    if (!opts.worker) await migrate(db.sql, (line) => log.info({ msg: line }))
     const pepper = await resolvePepper({ configured: config.pepper, dataDir: config.dataDir, embedded: db.kind === 'embedded', sql: db.sql, log })
     if (opts.onEmptyDatabase) {
       const [{ n }] = await db.sql`SELECT count(*)::int AS n FROM accounts`
@@ -187,7 +175,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       else applyCacheNotification(h.orgs, payload)
     }
     if (db.kind !== 'embedded') cacheListener = new LimitListener(db.sql, log, notified, CACHE_CHANNEL, 'hot reads: LISTEN failed; org and grant changes apply within ORGSCAN_ORG_CACHE_MS and ORGSCAN_AUTH_CACHE_MS')
-    metrics = config.admin.port !== undefined ? createMetrics({ cacheStats: () => h.responses.stats(), readPoolSize: config.poolSize }) : undefined
+    metrics = config.admin.port !== undefined ? createMetrics({ cacheStats: () => h.responses.stats(), readPoolSize: config.poolSize, worker: opts.worker?.slot }) : undefined
     const m = metrics
     const pipeline = createPipeline({
       read: { sql: db.read, shapes: new PreparedShapes(), hot, onQuery: m ? () => m.query() : undefined },
@@ -236,7 +224,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     const server = await listen(createHttpServer(separateMcp ? rest : [...rest, mcp.routes, o.routes], options), config.port, config.host)
     servers.push(server)
     if (separateMcp) servers.push(await listen(createHttpServer([buildDiscoveryRoutes(config.mcp.versions, clock), health, mcp.routes, o.routes], options), config.mcp.port!, config.host))
-    if (metrics) adminServer = await listen(createAdminServer(metrics), config.admin.port!, config.admin.host)
+    if (metrics && !opts.worker) {
+      const registry = metrics.registry
+      adminServer = await listen(createAdminServer({ text: () => registry.metrics(), contentType: registry.contentType }), config.admin.port!, config.admin.host)
+    }
     if (config.retention.keepScans > 0) retention = scheduleRetention(db.sql, config.retention.keepScans, config.retention.everyMs, log)
     const address = (s: Server) => `${config.tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${(s.address() as AddressInfo).port}`
     const publicUrl = config.oauth.publicUrl
@@ -279,6 +270,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       oauth: o,
       adminChanged,
       hot: h,
+      metrics: m,
       adminUrl: adminServer ? `http://${config.admin.host.includes(':') ? `[${config.admin.host}]` : config.admin.host}:${(adminServer.address() as AddressInfo).port}` : undefined,
       async close(graceMs = 10_000) {
         if (closed) return

@@ -8,7 +8,7 @@
  */
 import { registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
-import { ConfigError, loadConfig, type Config } from '../../runtime/config.ts'
+import { ConfigError, loadConfig, MAX_WORKERS, workersProblem, type Config } from '../../runtime/config.ts'
 import { compileRegistry } from '../../runtime/registry.ts'
 import { openDatabase, type Database } from '../../runtime/db/connect.ts'
 import { DataDirInUseError } from '../../runtime/db/lock.ts'
@@ -95,9 +95,14 @@ async function command(argv: string[], io: CliIO): Promise<void> {
       return print(!!values.json, { dir, files: [...files.keys()] }, () => `wrote ${[...files.keys()].map((f) => join(dir, f)).join(', ')}`)
     }
     case 'serve': {
-      const { values } = parse(args, { port: { type: 'string' } })
+      const { values } = parse(args, { port: { type: 'string' }, workers: { type: 'string' } })
       const port = intOption(values.port, 'port')
-      return serve({ ...config, port: port ?? config.port }, { json: !!values.json })
+      const workers = intOption(values.workers, 'workers', 1)
+      if (workers !== undefined && workers > MAX_WORKERS) throw new UsageError(`--workers must be at most ${MAX_WORKERS}, got ${workers}.`)
+      const serving = { ...config, port: port ?? config.port, workers: workers ?? config.workers }
+      const problem = workersProblem(serving)
+      if (problem) throw new ConfigError(problem)
+      return serve(serving, { json: !!values.json })
     }
     case 'migrate': {
       const { values } = parse(args, {})
