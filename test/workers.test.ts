@@ -8,11 +8,11 @@
  */
 import t from 'tap'
 import { get as httpGet } from 'node:http'
-import { readdirSync, readFileSync } from 'node:fs'
 import postgres from 'postgres'
 import { basic } from './helpers/service.ts'
 import { spawnServer, type ServerProcess } from './helpers/server-process.ts'
 import { createTestDatabase } from './helpers/test-db.ts'
+import { childPids } from './helpers/proc.ts'
 import { SEED_SCALE } from './helpers/templates.ts'
 import { run } from '../bin/cli/main.ts'
 import { migrate } from '../runtime/db/migrate.ts'
@@ -49,19 +49,6 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 /** The sum of every sample of `name` in a scrape. */
 function total(text: string, name: string): number {
   return text.split('\n').filter((l) => l.startsWith(name + '{') || l.startsWith(name + ' ')).reduce((a, l) => a + Number(l.split(' ').at(-1)), 0)
-}
-
-/** The process ids of `pid`'s children (Linux /proc): the workers of a primary. */
-function childrenOf(pid: number): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((d) => {
-    try {
-      // The fields after the command name (which is in parentheses): state, ppid, …
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8')
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid ? [Number(d)] : []
-    } catch {
-      return []
-    }
-  })
 }
 
 async function until<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, maxMs = 20_000): Promise<T> {
@@ -155,13 +142,13 @@ t.test('orgscan serve --workers 2 on PostgreSQL', { skip: PG ? false : 'needs TE
   })
 
   t.test('a worker killed with SIGKILL is restarted; the other answers meanwhile', async (t) => {
-    const before = childrenOf(srv.pid)
+    const before = childPids(srv.pid)
     t.equal(before.length, 2, 'two workers')
     process.kill(before[0], 'SIGKILL')
     await until(() => (srv.stderr().includes('"msg":"worker exited; restarting it"') ? true : undefined), 'the primary to see the exit')
     for (let i = 0; i < 4; i++) t.equal((await getFresh(fields(10 + i), auth)).status, 200, 'answered')
     const after = await until(() => {
-      const now = childrenOf(srv.pid)
+      const now = childPids(srv.pid)
       return now.length === 2 && !now.includes(before[0]) ? now : undefined
     }, 'a replacement')
     t.ok(after.includes(before[1]), 'the other worker kept running')
@@ -197,7 +184,7 @@ t.test('orgscan serve --workers 2 on PostgreSQL', { skip: PG ? false : 'needs TE
     release()
     for (const [i, p] of inProgress.entries()) t.equal((await p).status, 200, `answer ${i + 1} in progress finished`)
     t.equal(await exited, 0, 'the primary exited 0')
-    t.same(childrenOf(srv.pid), [], 'no worker left')
+    t.same(childPids(srv.pid), [], 'no worker left')
     // The access log: whole lines, each from one worker.
     const lines = srv.stderr().split('\n').filter((l) => l.startsWith('{'))
     const broken = lines.filter((l) => {

@@ -1,0 +1,192 @@
+/**
+ * `npm run bench`: seeds the demo data (one large org) into a throwaway PostgreSQL database, then measures with
+ * autocannon, alternating in one run, (a) the bare-stack baseline, (b) the authenticated, quota-counted REST list
+ * GET /v1/orgs/{orgId}/fields?limit=50 repeated (a response-cache hit), (c) a stream of distinct pages of it (cache
+ * misses), (d) the same request with If-None-Match (304) and (e) the MCP tool call it mirrors (tools/call
+ * list_org_fields, limit 50, in a session), with the server's resident memory during and after each load. Prints req/s, p50/p99, memory and
+ * ratios; writes results/latest.json.
+ *
+ * Env: BENCH_DATABASE_URL (default TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test), BENCH_SECONDS (10),
+ * BENCH_CONNECTIONS (32), BENCH_ROUNDS (2), BENCH_SCALE (1).
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync, writeFileSync, mkdirSync, openSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import autocannon from 'autocannon'
+import postgres from 'postgres'
+import { registry } from '../../resources/index.ts'
+import { seedDemo } from '../../demo/seed.ts'
+import { compileRegistry } from '../../runtime/registry.ts'
+import { migrate } from '../../runtime/db/migrate.ts'
+import { createKey, updateAccount } from '../../runtime/admin.ts'
+import { benchWorkers } from './workers.ts'
+
+const root = new URL('../../', import.meta.url).pathname
+const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const seconds = Number(process.env.BENCH_SECONDS ?? 10)
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 32)
+const rounds = Number(process.env.BENCH_ROUNDS ?? 2)
+const scale = Number(process.env.BENCH_SCALE ?? 1)
+const pepper = randomBytes(32).toString('base64url')
+const log = (s: string) => process.stderr.write(s + '\n')
+
+mkdirSync(new URL('results/', import.meta.url), { recursive: true })
+const serverLog = openSync(new URL('results/server-stderr-workers.tmp', import.meta.url), 'w')
+
+function startChild(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  return new Promise((resolve, reject) => {
+    // stderr (the access log) goes to a file, as it would to a log collector, not into this process.
+    const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', serverLog] })
+    let buf = ''
+    child.stdout!.on('data', (d) => {
+      buf += d
+      const line = buf.split('\n').find((l) => l.startsWith('{'))
+      if (line) resolve({ child, url: JSON.parse(line).url })
+    })
+    child.on('exit', (code) => reject(new Error(`${args[0]} exited with ${code}`)))
+  })
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  await new Promise<void>((r) => {
+    child.removeAllListeners('exit')
+    child.once('exit', () => r())
+    child.kill('SIGTERM')
+    setTimeout(() => child.kill('SIGKILL'), 5000).unref()
+  })
+}
+
+interface Measure { rps: number; p50: number; p99: number; non2xx: number; errors: number; rssPeakMb?: number; rssAfterMb?: number }
+
+/** Resident memory of a process, MB (Linux). */
+function rssMb(pid: number | undefined): number | undefined {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
+  } catch {
+    return undefined
+  }
+}
+
+interface Load {
+  url: string
+  headers: Record<string, string>
+  method?: 'GET' | 'POST'
+  body?: string
+  /** A path per request (each distinct: the cache-miss stream); default: `url`'s path every time. */
+  nextPath?: () => string
+  /** The status every answer has (default 200). */
+  expect?: number
+}
+
+async function measure(load: Load, duration: number, pid?: number): Promise<Measure> {
+  let peak = 0
+  const timer = setInterval(() => (peak = Math.max(peak, rssMb(pid) ?? 0)), 250)
+  const requests = load.nextPath ? [{ method: 'GET' as const, setupRequest: (req: Record<string, unknown>) => ({ ...req, path: load.nextPath!() }) }] : undefined
+  // Fixed-URL loads run autocannon in two worker threads, so that at cache-hit rates (20,000+ req/s) the load generator
+  // is not what is measured; a per-request path (a function) cannot cross into workers, so those run in this thread.
+  const r = await autocannon({ url: load.url, connections, duration, headers: load.headers, method: load.method ?? 'GET', body: load.body, pipelining: 1, ...(requests ? { requests } : { workers: 2 }) })
+  clearInterval(timer)
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts, rssPeakMb: peak || undefined }
+}
+
+/** An MCP session (2025-11-25) on the server and the load of `tools/call list_org_fields` with limit 50 in it. */
+async function mcpLoad(base: string, auth: Record<string, string>, orgId: string): Promise<Load> {
+  const url = `${base}/v1/mcp`
+  const headers = { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+  const init = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }) })
+  const sid = init.headers.get('mcp-session-id')
+  if (init.status !== 200 || !sid) throw new Error(`MCP initialize answered ${init.status}`)
+  const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_org_fields', arguments: { orgId, limit: 50 } } }
+  const load: Load = { url, method: 'POST', headers: { ...headers, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' }, body: JSON.stringify(call) }
+  const check = await fetch(url, { method: 'POST', headers: load.headers, body: load.body })
+  const answer = (await check.json()) as { result?: { isError?: boolean; structuredContent?: { data: unknown[] } } }
+  if (check.status !== 200 || answer.result?.isError || answer.result?.structuredContent?.data.length !== 50) throw new Error(`MCP tools/call answered ${check.status}: ${JSON.stringify(answer).slice(0, 300)}`)
+  return load
+}
+
+/**
+ * Pages of the fields list that do not repeat within a load (offsets 0–999, then the limit moves on by one): every
+ * request misses the response cache and reads the database. The same stream runs against the service with the
+ * cache off, so the two differ only by what the cache costs a miss.
+ */
+function distinctPages(orgId: string): () => string {
+  let i = 0
+  return () => {
+    const k = i++
+    return `/v1/orgs/${orgId}/fields?limit=${50 + (Math.floor(k / 1000) % 150)}&offset=${k % 1000}`
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+const dbName = `orgscan_bench_${process.pid}_${randomBytes(3).toString('hex')}`
+const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined })
+await admin.unsafe(`CREATE DATABASE ${dbName}`)
+const dbUrl = adminUrl.replace(/\/[^/?]+(\?|$)/, `/${dbName}$1`)
+const children: ChildProcess[] = []
+try {
+  const sql = postgres(dbUrl, { max: 4, onnotice: () => undefined })
+  await migrate(sql)
+  log(`seeding scale ${scale} into ${dbName}…`)
+  const t0 = Date.now()
+  const seed = await seedDemo(sql, compileRegistry(registry), { scale, progress: (l) => log(`  ${l}`) })
+  log(`seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`)
+  const org = seed.orgs.find((o) => o.large)!
+  // A quota large enough for the whole run: the counting work is measured, never a 429.
+  await updateAccount(sql, org.accountId, { dailyLimit: 1_000_000_000, monthlyLimit: 1_000_000_000 })
+  const key = await createKey(sql, pepper, org.accountId)
+  const [{ n }] = await sql`SELECT count(*)::int AS n FROM fields f JOIN orgs o ON o.latest_scan_id = f.scan_id WHERE o.salesforce_id = ${org.salesforceId}`
+  await sql.end()
+  const path = `/v1/orgs/${org.salesforceId}/fields?limit=50`
+  const auth = { authorization: 'Basic ' + Buffer.from(`${key.keyId}:${key.secret}`).toString('base64') }
+  const env = { DATABASE_URL: dbUrl, ORGSCAN_PEPPER: pepper, BENCH_ACCOUNT_ID: org.accountId, PORT: '0', ORGSCAN_SEED_DEMO: 'false' }
+
+  // Each target is a process; its loads are measured one after the other on it (REST and MCP on the same server).
+  const targets: Array<{ name: string; args: string[]; env?: Record<string, string>; loads: (url: string) => Promise<Array<[string, Load]>> }> = [
+    { name: 'baseline', args: ['--import', 'tsx', 'test/bench/baseline-server.ts'], loads: async (url) => [['baseline', { url: url + path, headers: {} }]] },
+    {
+      name: 'service',
+      // As deployed: the command, with the young-generation size of `npm start`.
+      args: ['--max-semi-space-size=8', 'bin/orgscan.js', 'serve', '--json'],
+      loads: async (url) => {
+        const etag = (await fetch(url + path, { headers: auth })).headers.get('etag')!
+        return [
+          ['rest', { url: url + path, headers: auth }],
+          ['rest-miss', { url: url + path, headers: auth, nextPath: distinctPages(org.salesforceId) }],
+          ['rest-304', { url: url + path, headers: { ...auth, 'if-none-match': etag }, expect: 304 }],
+          ['mcp', await mcpLoad(url, auth, org.salesforceId)],
+        ]
+      },
+    },
+    {
+      // The same command without the access log: what logging every request costs at cache-hit rates.
+      name: 'service without the access log',
+      args: ['--max-semi-space-size=8', 'bin/orgscan.js', 'serve', '--json'],
+      env: { ORGSCAN_ACCESS_LOG: 'off' },
+      loads: async (url) => [['rest-nolog', { url: url + path, headers: auth }]],
+    },
+    {
+      // The same command with the response cache off: the misses of today's service, for the cost of a miss.
+      name: 'service without the cache',
+      args: ['--max-semi-space-size=8', 'bin/orgscan.js', 'serve', '--json'],
+      env: { ORGSCAN_CACHE_MB: '0' },
+      loads: async (url) => [
+        ['nocache', { url: url + path, headers: auth }],
+        ['nocache-miss', { url: url + path, headers: auth, nextPath: distinctPages(org.salesforceId) }],
+      ],
+    },
+  ]
+  // --workers 2 against one process, on the cache-miss stream (test/bench/workers.ts).
+  const serveArgs = ['--max-semi-space-size=8', 'bin/orgscan.js', 'serve', '--json']
+  const start = async (args: string[], extra: Record<string, string>) => {
+    const started = await startChild(args, { ...env, ...extra })
+    children.push(started.child)
+    return started
+  }
+  const workers = await benchWorkers({ start, stop, measure: (load, s) => measure(load, s), rssMb, pages: () => distinctPages(org.salesforceId), path, headers: auth, serveArgs, seconds, rounds, log })
+  log(JSON.stringify(workers, null, 1))
+} finally {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
+  await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
+  await admin.end()
+}
