@@ -50,7 +50,6 @@ export async function serveAsPrimary(config: Config, opts: { json: boolean }): P
   const log = createLogger()
   installProcessGuard(log)
   const { describe, facts } = await prepareDatabase(config, log)
-  let stop: (reason: string, code: number) => void = () => undefined
   const pool = new WorkerPool({
     count: config.workers,
     log,
@@ -70,16 +69,9 @@ export async function serveAsPrimary(config: Config, opts: { json: boolean }): P
     admin?.closeAllConnections()
     admin?.close()
   }
-  const first = await pool.start().catch(async (e) => {
-    await pool.stop(2000)
-    closeAdmin()
-    throw e
-  })
-  const host = config.admin.host.includes(':') ? `[${config.admin.host}]` : config.admin.host
-  const adminUrl = admin ? `http://${host}:${(admin.address() as AddressInfo).port}` : undefined
-  printBanner({ url: first.url, mcpUrl: first.mcpUrl, database: describe, adminUrl, workers: config.workers }, facts, opts.json)
+  // Installed before the workers start: a SIGTERM while they start stops them too.
   let stopping = false
-  stop = (reason, code) => {
+  function stop(reason: string, code: number): void {
     if (stopping) return
     stopping = true
     say(`${reason}: draining ${config.workers} workers (answers in progress finish, up to ${config.drainMs} ms), then shutting down…`)
@@ -92,6 +84,16 @@ export async function serveAsPrimary(config: Config, opts: { json: boolean }): P
   }
   process.on('SIGINT', () => stop('SIGINT received', 0))
   process.on('SIGTERM', () => stop('SIGTERM received', 0))
+  const first = await pool.start().catch(async (e) => {
+    if (stopping) return new Promise<never>(() => undefined) // stopping already: it exits
+    stopping = true
+    await pool.stop(2000)
+    closeAdmin()
+    throw e
+  })
+  const host = config.admin.host.includes(':') ? `[${config.admin.host}]` : config.admin.host
+  const adminUrl = admin ? `http://${host}:${(admin.address() as AddressInfo).port}` : undefined
+  printBanner({ url: first.url, mcpUrl: first.mcpUrl, database: describe, adminUrl, workers: config.workers }, facts, opts.json)
 }
 
 /** A worker: the ordinary service on the ports the primary assigned, without migrations, seed or admin listener. */

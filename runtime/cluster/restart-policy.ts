@@ -2,8 +2,8 @@
  * When the primary of `orgscan serve --workers N` restarts a worker that died (docs/operating.md "Several
  * processes"). A worker that had been ready for `minUptimeMs` is restarted at once; one that died sooner (or before
  * it was ready) counts as a failed start, and each further failed start in a row doubles the wait, from `baseDelayMs`
- * to at most `maxDelayMs`, so a worker that dies at start every time never spins the CPU. After `maxFailures` failed
- * starts in a row the primary gives up: something every worker shares is wrong (the database, the configuration), and
+ * to at most `maxDelayMs`, so a worker that dies at start every time never spins the CPU. When `maxFailures` restarts
+ * in a row have failed the primary gives up: something every worker shares is wrong (the database, the configuration), and
  * a service that exits lets its supervisor see it, where one that limps along on fewer workers would hide it.
  */
 export interface RestartPolicy {

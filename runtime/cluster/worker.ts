@@ -23,7 +23,9 @@ export function reportToPrimary(svc: { url: string; mcpUrl: string; port: number
     if (!svc.metrics) return answer([])
     svc.metrics.registry.getMetricsAsJSON().then(answer, () => answer([]))
   })
-  // The primary is gone (killed): nothing restarts or stops this worker any more, so it drains and stops itself.
+  // The primary is gone (killed, maybe while this worker was starting): nothing would stop this worker any more, so it
+  // drains and stops itself.
+  if (!process.connected) return stop('the primary exited')
   process.on('disconnect', () => stop('the primary exited'))
   const mcp = new URL(svc.mcpUrl)
   const ready: ReadyMessage = { orgscan: 'ready', url: svc.url, mcpUrl: svc.mcpUrl, port: svc.port, mcpPort: Number(mcp.port || (mcp.protocol === 'https:' ? 443 : 80)) }
