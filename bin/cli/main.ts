@@ -24,7 +24,6 @@ import { HELP, table } from './help.ts'
 import { PortInUseError, serve } from './serve.ts'
 import { clientsCommand, usersCommand } from './oauth-commands.ts'
 import { prompts } from '../../resources/index.ts'
-import { generateDocs } from '../../runtime/docs/generate.ts'
 
 /** Where the command writes, and the environment it reads. */
 export interface CliIO {
@@ -86,6 +85,8 @@ async function command(argv: string[], io: CliIO): Promise<void> {
       const { values } = parse(args, { out: { type: 'string' } })
       const { mkdirSync, writeFileSync } = await import('node:fs')
       const { dirname, join, resolve } = await import('node:path')
+      // Loaded here only: the generator needs the MCP server's code, which the primary of `serve --workers N` does not.
+      const { generateDocs } = await import('../../runtime/docs/generate.ts')
       const dir = values.out ? resolve(String(values.out)) : new URL('../../', import.meta.url).pathname
       const files = generateDocs(compileRegistry(registry), prompts)
       for (const [rel, text] of files) {

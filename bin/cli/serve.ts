@@ -1,21 +1,23 @@
 /**
  * `orgscan serve`: starts the service, seeds demo data on an empty database, prints how to call it. With `--workers N`
- * (N > 1) this process is the primary of N worker processes (bin/cli/serve-cluster.ts); a worker runs the service.
+ * (N > 1) this process is the primary of N worker processes (bin/cli/serve-primary.ts), each of which runs the
+ * service here. The service's code is loaded only where it runs (not in the primary).
  */
 import cluster from 'node:cluster'
 import { prompts, registry } from '../../resources/index.ts'
 import type { Config } from '../../runtime/config.ts'
-import { startService } from '../../runtime/service.ts'
 import { createLogger } from '../../runtime/log.ts'
 import { installProcessGuard } from '../../runtime/process-guard.ts'
+import { reportToPrimary, workerAssignment } from '../../runtime/cluster/worker.ts'
 import { accessLogger, demoFacts, drainOnSignals, portInUse, printBanner, seedOnFirstStart } from './serve-start.ts'
-import { serveAsPrimary, serveAsWorker } from './serve-cluster.ts'
+import { serveAsPrimary } from './serve-primary.ts'
 
 export { PortInUseError } from './serve-start.ts'
 
 export async function serve(config: Config, opts: { json: boolean }): Promise<void> {
   if (cluster.isWorker) return serveAsWorker(config)
   if (config.workers > 1) return serveAsPrimary(config, opts)
+  const { startService } = await import('../../runtime/service.ts')
   const log = createLogger()
   installProcessGuard(log)
   const access = accessLogger(config)
@@ -28,4 +30,19 @@ export async function serve(config: Config, opts: { json: boolean }): Promise<vo
   }).catch(portInUse(config.host, config.port))
   printBanner({ url: svc.url, mcpUrl: svc.mcpUrl, database: svc.db.describe, adminUrl: svc.adminUrl }, await demoFacts(svc.db.sql, svc.pepper), opts.json)
   drainOnSignals(svc, { drainMs: config.drainMs, log, flush: access?.flush })
+}
+
+/** A worker of `--workers N`: the service on the ports the primary assigned, without migrations, seed or admin listener. */
+async function serveAsWorker(config: Config): Promise<void> {
+  const { startService } = await import('../../runtime/service.ts')
+  const a = workerAssignment()!
+  const log = createLogger()
+  installProcessGuard(log)
+  const access = accessLogger(config, { worker: a.slot })
+  const port = a.port ?? config.port
+  const mcp = config.mcp.port === undefined ? config.mcp : { ...config.mcp, port: a.mcpPort ?? config.mcp.port }
+  const svc = await startService({ ...config, port, mcp }, { registry, prompts, log, accessLog: access?.line, worker: { slot: a.slot } }).catch(portInUse(config.host, port))
+  // The primary announces the drain once; each worker drains quietly.
+  const stop = drainOnSignals(svc, { drainMs: config.drainMs, log, flush: access?.flush, quiet: true })
+  reportToPrimary(svc, stop)
 }

@@ -1,15 +1,15 @@
 /**
- * `orgscan serve --workers N` (docs/operating.md "Several processes"). The primary migrates the database and seeds a
+ * `orgscan serve --workers N`, the primary (docs/operating.md "Several processes"). It migrates the database and seeds a
  * first start once, before forking (workers neither migrate nor seed), serves the admin listener with every
  * worker's metrics in one scrape, forks N workers that share the listening ports (node:cluster), prints the banner
  * once all serve, restarts a worker that dies, and on SIGTERM/SIGINT drains them all and exits once all have exited.
- * Each worker is the ordinary service. Needs PostgreSQL: the embedded database belongs to one process.
+ * Each worker is the ordinary service (bin/cli/serve.ts). Needs PostgreSQL: the embedded database belongs to one
+ * process. The primary does not load the service's code (runtime/service.ts and what it needs): about 40 MB less.
  */
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { prompts, registry } from '../../resources/index.ts'
+import { registry } from '../../resources/index.ts'
 import type { Config } from '../../runtime/config.ts'
-import { startService } from '../../runtime/service.ts'
 import { openDatabase } from '../../runtime/db/connect.ts'
 import { migrate } from '../../runtime/db/migrate.ts'
 import { resolvePepper } from '../../runtime/secrets.ts'
@@ -19,8 +19,7 @@ import { installProcessGuard } from '../../runtime/process-guard.ts'
 import { createAdminServer } from '../../runtime/http/admin-listener.ts'
 import { WorkerPool } from '../../runtime/cluster/pool.ts'
 import { createClusterMetrics, type ClusterMetrics } from '../../runtime/cluster/cluster-metrics.ts'
-import { reportToPrimary, workerAssignment } from '../../runtime/cluster/worker.ts'
-import { accessLogger, demoFacts, drainOnSignals, portInUse, printBanner, say, seedOnFirstStart, type DemoFacts } from './serve-start.ts'
+import { demoFacts, portInUse, printBanner, say, seedOnFirstStart, type DemoFacts } from './serve-start.ts'
 
 /** The primary's own use of the database: migrations and a first start's seed, once, then the banner's facts. */
 async function prepareDatabase(config: Config, log: ReturnType<typeof createLogger>): Promise<{ describe: string; facts: DemoFacts }> {
@@ -94,18 +93,4 @@ export async function serveAsPrimary(config: Config, opts: { json: boolean }): P
   const host = config.admin.host.includes(':') ? `[${config.admin.host}]` : config.admin.host
   const adminUrl = admin ? `http://${host}:${(admin.address() as AddressInfo).port}` : undefined
   printBanner({ url: first.url, mcpUrl: first.mcpUrl, database: describe, adminUrl, workers: config.workers }, facts, opts.json)
-}
-
-/** A worker: the ordinary service on the ports the primary assigned, without migrations, seed or admin listener. */
-export async function serveAsWorker(config: Config): Promise<void> {
-  const a = workerAssignment()!
-  const log = createLogger()
-  installProcessGuard(log)
-  const access = accessLogger(config, { worker: a.slot })
-  const port = a.port ?? config.port
-  const mcp = config.mcp.port === undefined ? config.mcp : { ...config.mcp, port: a.mcpPort ?? config.mcp.port }
-  const svc = await startService({ ...config, port, mcp }, { registry, prompts, log, accessLog: access?.line, worker: { slot: a.slot } }).catch(portInUse(config.host, port))
-  // The primary announces the drain once; each worker drains quietly.
-  const stop = drainOnSignals(svc, { drainMs: config.drainMs, log, flush: access?.flush, quiet: true })
-  reportToPrimary(svc, stop)
 }
