@@ -21,6 +21,8 @@ import { compileRegistry } from '../runtime/registry.ts'
 import { registry } from '../resources/index.ts'
 import { createAccount, createKey } from '../runtime/admin.ts'
 import { decideRestart, RESTART_POLICY } from '../runtime/cluster/restart-policy.ts'
+import { relayLines } from '../runtime/cluster/log-relay.ts'
+import { PassThrough } from 'node:stream'
 
 const PG = process.env.TEST_DATABASE_URL
 
@@ -74,6 +76,16 @@ t.test('the restart policy: at once after a good run, doubling waits for failed 
   }
   t.same(waits, [500, 1000, 2000, 4000, 8000, 16000], 'a worker dying at start (or within 10 s) waits twice as long each time')
   t.equal(failures, RESTART_POLICY.maxFailures + 1, 'then the primary gives up')
+})
+
+t.test("the log relay writes a worker's stderr in whole lines only", async (t) => {
+  const from = new PassThrough()
+  const blocks: string[] = []
+  relayLines(from, (b) => blocks.push(b.toString()))
+  for (const chunk of ['{"a":1}\n{"b"', ':2}\n{"c":3}\n{"d', '":', '4}\n', 'cut']) from.write(chunk)
+  from.end()
+  await new Promise((r) => setImmediate(r))
+  t.same(blocks, ['{"a":1}\n', '{"b":2}\n{"c":3}\n', '{"d":4}\n', 'cut\n'], 'each block ends a line; the last line is ended at the close')
 })
 
 t.test('more than one worker needs PostgreSQL: the command refuses on the embedded database', async (t) => {
