@@ -1,10 +1,10 @@
 /**
  * `orgscan serve --workers N` (docs/operating.md "Several processes"): one spawned `--workers 2` service on PostgreSQL
  * for the whole file — one banner; requests, /healthz and /readyz answered by both workers (counted by the per-worker
- * metric); the quota exact across them; a worker killed with SIGKILL is restarted while the other answers; one scrape
+ * metric), on the REST listener and on MCP_PORT; the quota exact across them; a worker killed with SIGKILL is restarted while the other answers; one scrape
  * shows both workers and the restart; SIGTERM lets the answers in progress finish and the primary exits 0; the access
- * log arrives in whole lines. A worker that cannot start fails the start (exit 1, no restart loop). On the embedded
- * database the command refuses more than one worker.
+ * log arrives in whole lines. On the embedded database the command refuses more than one worker. The restart policy
+ * and the log relay are checked as functions.
  */
 import t from 'tap'
 import { get as httpGet } from 'node:http'
@@ -121,7 +121,7 @@ t.test('orgscan serve --workers 2 on PostgreSQL', { skip: PG ? false : 'needs TE
   const org = seed.orgs.find((o) => o.large)!
   const key = await createKey(sql, pepper, org.accountId)
   const auth = { authorization: basic(key.keyId, key.secret) }
-  const env = { ...process.env, DATABASE_URL: tdb.databaseUrl, ORGSCAN_PEPPER: pepper, ORGSCAN_SEED_DEMO: 'false', ORGSCAN_WORKERS: '2', ORGSCAN_ADMIN_PORT: '0', ORGSCAN_KEEP_SCANS: '0' }
+  const env = { ...process.env, DATABASE_URL: tdb.databaseUrl, ORGSCAN_PEPPER: pepper, ORGSCAN_SEED_DEMO: 'false', ORGSCAN_WORKERS: '2', ORGSCAN_ADMIN_PORT: '0', MCP_PORT: '0', ORGSCAN_KEEP_SCANS: '0' }
 
   const srv: ServerProcess = await spawnServer(env)
   t.teardown(() => srv.stop(0))
@@ -131,6 +131,9 @@ t.test('orgscan serve --workers 2 on PostgreSQL', { skip: PG ? false : 'needs TE
   t.test('one banner; requests and health checks are answered by both workers', async (t) => {
     t.equal(srv.stdout().trim().split('\n').length, 1, 'one banner line')
     t.match(srv.info, { workers: 2, adminUrl: /^http:\/\/127\.0\.0\.1:\d+$/, demoKey: null })
+    const mcpBase = srv.info.mcpUrl.replace(/\/v1\/mcp$/, '')
+    t.not(new URL(mcpBase).port, new URL(srv.url).port, 'MCP_PORT=0: a port of its own')
+    for (let i = 0; i < 4; i++) t.equal((await getFresh(`${mcpBase}/healthz`)).status, 200, 'answered on the MCP listener')
     for (let i = 0; i < 6; i++) {
       t.equal((await getFresh(`${srv.url}/healthz`)).status, 200)
       t.equal((await getFresh(`${srv.url}/readyz`)).status, 200)
@@ -141,6 +144,7 @@ t.test('orgscan serve --workers 2 on PostgreSQL', { skip: PG ? false : 'needs TE
     t.ok(perWorker.every((n) => n !== undefined && n > 0), `both workers answered (${perWorker.join(' and ')})`)
     t.equal(total(m, 'orgscan_http_requests_total'), perWorker[0]! + perWorker[1]!, 'the request counts of both are summed')
     t.equal(sample(m, 'orgscan_http_requests_total', { method: 'GET', route: '/readyz', status: '200' }), 6)
+    t.equal(sample(m, 'orgscan_http_requests_total', { method: 'GET', route: '/healthz', status: '200' }), 10, 'both listeners')
     t.equal(sample(m, 'orgscan_workers_serving'), 2)
     t.ok(sample(m, 'orgscan_worker_resident_memory_bytes', { worker: '2' })! > 10_000_000, 'memory per worker')
   })
