@@ -65,6 +65,8 @@ export interface Config {
   docsUrl?: string
   /** Serve HTTPS directly (TLS 1.2+, AES-GCM suites) with this certificate and key; undefined: plain HTTP. */
   tls?: { cert: Buffer; key: Buffer }
+  /** `orgscan serve`: processes sharing the port (node:cluster; docs/operating.md "Several processes"); 1: one process, no primary. */
+  workers: number
 }
 
 export interface OAuthConfig {
@@ -116,6 +118,9 @@ const VersionSchema = v.object({
   status: v.picklist(['current', 'deprecated']),
   sunsetDate: v.optional(date),
 })
+
+/** The most worker processes `orgscan serve` starts. */
+export const MAX_WORKERS = 64
 
 const intFromEnv = (min: number, max: number) =>
   v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min), v.maxValue(max))
@@ -174,6 +179,7 @@ const EnvSchema = v.object({
   ORGSCAN_DOCS_URL: v.optional(v.pipe(v.string(), v.url('must be a URL'), v.regex(/^https?:\/\//, 'must be an http(s) URL'))),
   TLS_CERT: v.optional(v.pipe(v.string(), v.minLength(1))),
   TLS_KEY: v.optional(v.pipe(v.string(), v.minLength(1))),
+  ORGSCAN_WORKERS: v.optional(intFromEnv(1, MAX_WORKERS), '1'),
 })
 
 const list = (s: string) => s.split(',').map((x) => x.trim()).filter((x) => x !== '')
@@ -194,6 +200,15 @@ export function validateVersions(list: unknown): VersionEntry[] {
     if (e.sunsetDate && Number.isNaN(Date.parse(`${e.sunsetDate}T00:00:00Z`))) throw new ConfigError(`Version ${e.name}: invalid sunsetDate`)
   }
   return out
+}
+
+/**
+ * Why this configuration cannot run `workers` processes, or undefined when it can: the embedded database can be
+ * opened by one process only (runtime/db/lock.ts), so several workers need a PostgreSQL server.
+ */
+export function workersProblem(c: Pick<Config, 'workers' | 'databaseUrl'>): string | undefined {
+  if (c.workers <= 1 || c.databaseUrl) return undefined
+  return `${c.workers} workers need a PostgreSQL server (DATABASE_URL): the embedded database can be opened by one process only. Set DATABASE_URL=postgres://…, or run one process (--workers 1, ORGSCAN_WORKERS=1).`
 }
 
 /** Reads configuration from the environment; throws ConfigError with every problem listed. */
@@ -297,6 +312,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mail: e.SMTP_URL && e.SMTP_FROM ? { url: e.SMTP_URL, from: e.SMTP_FROM } : undefined,
     docsUrl: e.ORGSCAN_DOCS_URL?.replace(/\/+$/, ''),
     tls,
+    workers: e.ORGSCAN_WORKERS,
     ...overrides,
   }
 }

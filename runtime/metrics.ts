@@ -2,7 +2,9 @@
  * Prometheus metrics (docs/operating.md "Metrics"), served by the admin listener only (`ORGSCAN_ADMIN_PORT`, on
  * loopback unless `ORGSCAN_ADMIN_HOST` says otherwise), never on the public port: requests by route template and
  * status, request latency, quota admissions and rejections by window, MCP tool calls by tool and error code, the
- * response cache's hits, misses, evictions and size, and Node's own process metrics.
+ * response cache's hits, misses, evictions and size, and Node's own process metrics. A worker of `orgscan serve
+ * --workers N` adds a few series labelled with its slot (`worker="1"`…), so that one scrape of the primary, which
+ * sums every worker's metrics, still shows each process (docs/operating.md "Several processes").
  */
 import client from 'prom-client'
 import type { AccessLine } from './http/access-log.ts'
@@ -21,7 +23,7 @@ export interface Metrics {
   query(): () => void
 }
 
-export function createMetrics(o: { cacheStats: () => ResponseCacheStats; readPoolSize: number; replicaStats?: () => ReplicaReadStats }): Metrics {
+export function createMetrics(o: { cacheStats: () => ResponseCacheStats; readPoolSize: number; replicaStats?: () => ReplicaReadStats; worker?: number }): Metrics {
   const registry = new client.Registry()
   client.collectDefaultMetrics({ register: registry, prefix: 'orgscan_' })
   const requests = new client.Counter({ name: 'orgscan_http_requests_total', help: 'Answered HTTP requests by method, route template and status.', labelNames: ['method', 'route', 'status'], registers: [registry] })
@@ -77,6 +79,7 @@ export function createMetrics(o: { cacheStats: () => ResponseCacheStats; readPoo
   })
   const inFlight = new client.Gauge({ name: 'orgscan_db_read_queries_in_flight', help: 'Read statements running or waiting for a connection of the read pool.', registers: [registry] })
   new client.Gauge({ name: 'orgscan_db_read_pool_size', help: 'Connections of the read pool (ORGSCAN_POOL_SIZE).', registers: [registry] }).set(o.readPoolSize)
+  const perWorker = o.worker === undefined ? undefined : workerSeries(registry, String(o.worker), o.cacheStats)
   return {
     registry,
     query() {
@@ -90,6 +93,7 @@ export function createMetrics(o: { cacheStats: () => ResponseCacheStats; readPoo
     request(l) {
       requests.inc({ method: l.method, route: l.route, status: String(l.status) })
       latency.observe({ route: l.route }, l.durationMs / 1000)
+      perWorker?.inc()
     },
     quota(admitted, window) {
       quota.inc({ result: admitted ? 'admitted' : 'rejected', window: window ?? 'none' })
@@ -98,4 +102,32 @@ export function createMetrics(o: { cacheStats: () => ResponseCacheStats; readPoo
       tools.inc({ tool, error: error ?? 'ok' })
     },
   }
+}
+
+/**
+ * The series of one worker, labelled with its slot: what the sums across workers hide — how the connections spread
+ * (answered requests), and what each process holds against its own bounds (resident memory; the response cache
+ * against ORGSCAN_CACHE_MB, which bounds each process). Returns the request counter of this worker.
+ */
+function workerSeries(registry: client.Registry, worker: string, cacheStats: () => ResponseCacheStats): client.Counter.Internal {
+  const requests = new client.Counter({ name: 'orgscan_worker_http_requests_total', help: 'Answered HTTP requests by worker of orgscan serve --workers N.', labelNames: ['worker'], registers: [registry] })
+  new client.Gauge({
+    name: 'orgscan_worker_resident_memory_bytes',
+    help: 'Resident memory of each worker process.',
+    labelNames: ['worker'],
+    registers: [registry],
+    collect() {
+      this.set({ worker }, process.memoryUsage.rss())
+    },
+  })
+  new client.Gauge({
+    name: 'orgscan_worker_response_cache_bytes',
+    help: 'Bytes held by the response cache of each worker (each is bounded by ORGSCAN_CACHE_MB).',
+    labelNames: ['worker'],
+    registers: [registry],
+    collect() {
+      this.set({ worker }, cacheStats().bytes)
+    },
+  })
+  return requests.labels({ worker })
 }

@@ -37,11 +37,11 @@ import { buildHealthRoutes } from './http/health.ts'
 import type { AccessLine, AccessLog } from './http/access-log.ts'
 import { createMetrics, type Metrics } from './metrics.ts'
 import { scheduleRetention } from './retention.ts'
-import { createServer as createPlainServer } from 'node:http'
 import { ReplicaReads, replicaStatus } from './db/replica.ts'
 import { LiveVersions } from './versions/live.ts'
 import { VersionUsage } from './versions/usage.ts'
 import { adoptFirstStartVersions } from './versions/adopt.ts'
+import { createAdminServer } from './http/admin-listener.ts'
 
 /** The HTTP server's hook for answered requests: metrics and the access log, whichever are on. */
 function answered(metrics: Metrics | undefined, log: AccessLog | undefined): AccessLog | undefined {
@@ -51,26 +51,6 @@ function answered(metrics: Metrics | undefined, log: AccessLog | undefined): Acc
     metrics.request(l)
     log(l)
   }
-}
-
-/** The admin listener: `GET /metrics` (Prometheus text format) and nothing else; never on the public port. */
-function createAdminServer(metrics: Metrics): Server {
-  return createPlainServer((req, res) => {
-    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
-      res.writeHead(404, { 'Content-Type': 'text/plain' })
-      return void res.end('Not found: the admin listener serves GET /metrics.\n')
-    }
-    metrics.registry.metrics().then(
-      (text) => {
-        res.writeHead(200, { 'Content-Type': metrics.registry.contentType })
-        res.end(text)
-      },
-      () => {
-        res.writeHead(500, { 'Content-Type': 'text/plain' })
-        res.end('Metrics could not be collected.\n')
-      },
-    )
-  })
 }
 
 function listen(server: Server, port: number, host: string): Promise<Server> {
@@ -120,6 +100,12 @@ export interface ServiceOptions {
   quota?: QuotaFactory
   /** Where the access log goes (one line per answered request); none without it. */
   accessLog?: AccessLog
+  /**
+   * This service is worker `slot` (1…N) of `orgscan serve --workers N` (docs/operating.md "Several processes"): the
+   * primary has migrated the database and serves the admin listener, so the service does neither; its metrics (for
+   * the primary to gather) add the per-worker series labelled with the slot.
+   */
+  worker?: { slot: number }
 }
 
 export interface RunningService {
@@ -138,13 +124,15 @@ export interface RunningService {
   oauth: OAuthServer
   /** Tells this process what an administrative change touched, as the admin socket does (tests use it in process). */
   adminChanged(change: { account?: string; key?: string; oauth?: boolean }): void
-  /** The admin listener (`GET /metrics`), when ORGSCAN_ADMIN_PORT is set. */
+  /** The admin listener (`GET /metrics`), when ORGSCAN_ADMIN_PORT is set (and this is not a worker). */
   adminUrl?: string
   /** Reads on the replica (DATABASE_REPLICA_URL), with what happened to them (`replica.stats()`). */
   replica?: ReplicaReads
   /** The version table in memory (`reload()` re-reads it), and the record of who called each version (`flush()`). */
   versions: LiveVersions
   usage: VersionUsage
+  /** The metrics, when ORGSCAN_ADMIN_PORT is set (a worker hands them to its primary). */
+  metrics?: Metrics
   /** The hot-read caches (hit, miss and eviction counts: `hot.responses.stats()`). */
   hot: { responses: ResponseCache; orgs: OrgStateCache }
   /**
@@ -183,7 +171,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   let usage: VersionUsage | undefined
   const servers: Server[] = []
   try {
-    await migrate(db.sql, (line) => log.info({ msg: line }))
+    if (!opts.worker) await migrate(db.sql, (line) => log.info({ msg: line }))
     const pepper = await resolvePepper({ configured: config.pepper, dataDir: config.dataDir, embedded: db.kind === 'embedded', sql: db.sql, log })
     if (opts.onEmptyDatabase) {
       const [{ n }] = await db.sql`SELECT count(*)::int AS n FROM accounts`
@@ -218,7 +206,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     // cache above), so answers never depend on its lag (docs/decisions.md "Read replicas").
     const replica = db.replica ? new ReplicaReads(db.replica.sql, log, clock) : undefined
     if (db.replica) await announceReplica(db, log)
-    metrics = config.admin.port !== undefined ? createMetrics({ cacheStats: () => h.responses.stats(), readPoolSize: config.poolSize, replicaStats: replica && (() => replica.stats()) }) : undefined
+    metrics = config.admin.port !== undefined ? createMetrics({ cacheStats: () => h.responses.stats(), readPoolSize: config.poolSize, replicaStats: replica && (() => replica.stats()), worker: opts.worker?.slot }) : undefined
     const m = metrics
     const pipeline = createPipeline({
       read: { sql: db.read, replica, shapes: new PreparedShapes(), hot, onQuery: m ? () => m.query() : undefined },
@@ -268,7 +256,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     const server = await listen(createHttpServer(separateMcp ? rest : [...rest, mcp.routes, o.routes], options), config.port, config.host)
     servers.push(server)
     if (separateMcp) servers.push(await listen(createHttpServer([buildDiscoveryRoutes(vt, 'mcp', clock), health, mcp.routes, o.routes], options), config.mcp.port!, config.host))
-    if (metrics) adminServer = await listen(createAdminServer(metrics), config.admin.port!, config.admin.host)
+    if (metrics && !opts.worker) {
+      const registry = metrics.registry
+      adminServer = await listen(createAdminServer({ text: () => registry.metrics(), contentType: registry.contentType }), config.admin.port!, config.admin.host)
+    }
     if (config.retention.keepScans > 0) retention = scheduleRetention(db.sql, config.retention.keepScans, config.retention.everyMs, log)
     const address = (s: Server) => `${config.tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${(s.address() as AddressInfo).port}`
     const publicUrl = config.oauth.publicUrl
@@ -318,6 +309,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       usage: vu,
       hot: h,
       replica,
+      metrics: m,
       adminUrl: adminServer ? `http://${config.admin.host.includes(':') ? `[${config.admin.host}]` : config.admin.host}:${(adminServer.address() as AddressInfo).port}` : undefined,
       async close(graceMs = 10_000) {
         if (closed) return

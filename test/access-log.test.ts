@@ -10,6 +10,7 @@ import { createTestDatabase } from './helpers/test-db.ts'
 import { mcpClient } from './helpers/mcp.ts'
 import { createKey } from '../runtime/admin.ts'
 import type { AccessLine } from '../runtime/http/access-log.ts'
+import { ATOMIC_WRITE_BYTES, createAccessSink } from '../runtime/http/access-sink.ts'
 
 t.test('one line per request, with the route template and the caller, nothing secret', async (t) => {
   const lines: AccessLine[] = []
@@ -66,4 +67,21 @@ t.test('orgscan serve writes the access log as JSON lines on stderr (and none wi
     t.equal(found.length, 1, 'one line for the request')
     t.match(JSON.parse(found[0]), { level: 30, time: Number, msg: 'request', method: 'GET', route: '/healthz', status: 200, requestId: 'probe-on' })
   }
+})
+
+t.test('the sink writes whole lines in blocks of at most 4 KB (atomic on a pipe shared by workers)', async (t) => {
+  const blocks: string[] = []
+  const sink = createAccessSink((b) => blocks.push(b), { maxDelayMs: 20 })
+  const lines = Array.from({ length: 300 }, (_, i) => `{"i":${i},"route":"/v1/orgs/:orgId/fields","pad":"${'é'.repeat(i % 40)}"}\n`)
+  for (const l of lines) sink.write(l)
+  t.ok(blocks.length > 1, `${blocks.length} blocks written before the flush`)
+  await new Promise((r) => setTimeout(r, 60))
+  t.same(blocks.join(''), lines.join(''), 'every line once, in order (the last block after a moment, without a flush)')
+  for (const b of blocks) {
+    t.ok(Buffer.byteLength(b) <= ATOMIC_WRITE_BYTES, `a block of ${Buffer.byteLength(b)} bytes`)
+    t.ok(b.endsWith('\n'), 'ends on a line end')
+  }
+  sink.write(lines[0])
+  sink.flush()
+  t.equal(blocks.at(-1), lines[0], 'flush writes what is gathered at once')
 })

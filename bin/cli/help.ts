@@ -5,7 +5,7 @@ export const HELP: Record<string, string> = {
 Usage: orgscan <command> [options]
 
 Commands:
-  serve [--port N]                         start the service (embedded database unless DATABASE_URL is set)
+  serve [--port N] [--workers N]           start the service (embedded database unless DATABASE_URL is set)
   migrate                                  apply database migrations
   seed [--scale X]                         fill deterministic demo data (scale 1 = one large org with 20,000+ fields)
   import --account ID FILE                 import one scan bundle (JSON or NDJSON) for an org of the account
@@ -32,7 +32,9 @@ Commands:
 Every command accepts --json (machine-readable output; errors too, as JSON on stderr) and --help; orgscan --version. While a server runs on the embedded database,
 accounts, keys, users, clients, versions, import and export are carried out by that server; seed and migrate need it stopped.
 Environment: DATABASE_URL, ORGSCAN_DATA_DIR (default ./data), PORT, ORGSCAN_PEPPER, … (see README).`,
-  serve: 'Usage: orgscan serve [--port N] [--json]\nStarts the service; seeds demo data on the first start of an empty embedded database.',
+  serve:
+    'Usage: orgscan serve [--port N] [--workers N] [--json]\nStarts the service; seeds demo data on the first start of an empty embedded database.\n' +
+    '--workers N (ORGSCAN_WORKERS; default 1): N processes sharing the port, restarted when they die (needs DATABASE_URL).',
   migrate: 'Usage: orgscan migrate [--json]\nApplies pending migrations.',
   seed: 'Usage: orgscan seed [--scale X] [--json]\nFills deterministic demo data (accounts, orgs, scans). --scale between 0 and 10, default 1.',
   docs: 'Usage: orgscan docs [--out DIR] [--json]\nWrites docs/openapi.json, docs/reference/{rest,mcp,errors}.md and client/generated.ts from the registry (default: into this installation).',

@@ -8,7 +8,7 @@
  */
 import { registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
-import { ConfigError, loadConfig, type Config } from '../../runtime/config.ts'
+import { ConfigError, loadConfig, MAX_WORKERS, workersProblem, type Config } from '../../runtime/config.ts'
 import { compileRegistry } from '../../runtime/registry.ts'
 import { openDatabase, type Database, type OpenOptions } from '../../runtime/db/connect.ts'
 import { DataDirInUseError } from '../../runtime/db/lock.ts'
@@ -29,7 +29,6 @@ import { PortInUseError, serve } from './serve.ts'
 import { clientsCommand, usersCommand } from './oauth-commands.ts'
 import { versionsCommand } from './versions-command.ts'
 import { prompts } from '../../resources/index.ts'
-import { generateDocs } from '../../runtime/docs/generate.ts'
 
 /** Where the command writes, and the environment it reads. */
 export interface CliIO {
@@ -128,6 +127,8 @@ async function command(argv: string[], io: CliIO): Promise<void> {
       const { values } = parse(args, { out: { type: 'string' } })
       const { mkdirSync, writeFileSync } = await import('node:fs')
       const { dirname, join, resolve } = await import('node:path')
+      // Loaded here only: the generator needs the MCP server's code, which the primary of `serve --workers N` does not.
+      const { generateDocs } = await import('../../runtime/docs/generate.ts')
       const dir = values.out ? resolve(String(values.out)) : new URL('../../', import.meta.url).pathname
       const files = generateDocs(compileRegistry(registry), prompts)
       for (const [rel, text] of files) {
@@ -137,9 +138,14 @@ async function command(argv: string[], io: CliIO): Promise<void> {
       return print(!!values.json, { dir, files: [...files.keys()] }, () => `wrote ${[...files.keys()].map((f) => join(dir, f)).join(', ')}`)
     }
     case 'serve': {
-      const { values } = parse(args, { port: { type: 'string' } })
+      const { values } = parse(args, { port: { type: 'string' }, workers: { type: 'string' } })
       const port = intOption(values.port, 'port')
-      return serve({ ...config, port: port ?? config.port }, { json: !!values.json })
+      const workers = intOption(values.workers, 'workers', 1)
+      if (workers !== undefined && workers > MAX_WORKERS) throw new UsageError(`--workers must be at most ${MAX_WORKERS}, got ${workers}.`)
+      const serving = { ...config, port: port ?? config.port, workers: workers ?? config.workers }
+      const problem = workersProblem(serving)
+      if (problem) throw new ConfigError(problem)
+      return serve(serving, { json: !!values.json })
     }
     case 'migrate': {
       const { values } = parse(args, {})

@@ -24,6 +24,7 @@ import { migrate } from '../../runtime/db/migrate.ts'
 import { createKey, updateAccount } from '../../runtime/admin.ts'
 import { replicaBench, type ReplicaBench } from './replica-reads.ts'
 import { measureImportSpeed } from './import-speed.ts'
+import { benchWorkers } from './workers.ts'
 
 const root = new URL('../../', import.meta.url).pathname
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -201,6 +202,14 @@ try {
       await stop(child)
     }
   }
+  // --workers 2 against one process, on the cache-miss stream (test/bench/workers.ts).
+  const serveArgs = ['--max-semi-space-size=8', 'bin/orgscan.js', 'serve', '--json']
+  const start = async (args: string[], extra: Record<string, string>) => {
+    const started = await startChild(args, { ...env, ...extra })
+    children.push(started.child)
+    return started
+  }
+  const workers = await benchWorkers({ start, stop, measure: (load, s) => measure(load, s), rssMb, pages: () => distinctPages(org.salesforceId), path, headers: auth, serveArgs, seconds, rounds, log })
   const max = (xs: Array<number | undefined>) => Math.max(...xs.map((x) => x ?? 0))
   const summary = Object.fromEntries(
     Object.entries(results).map(([k, ms]) => [k, { rps: median(ms.map((m) => m.rps)), p50: median(ms.map((m) => m.p50)), p99: median(ms.map((m) => m.p99)), non2xx: ms.reduce((a, m) => a + m.non2xx, 0), rssPeakMb: max(ms.map((m) => m.rssPeakMb)), rssAfterMb: max(ms.map((m) => m.rssAfterMb)), runs: ms }]),
@@ -212,6 +221,7 @@ try {
   log(`  cache hit / baseline ${(summary.rest.rps / base).toFixed(2)} (target ≥ 5), 304 / baseline ${(summary['rest-304'].rps / base).toFixed(2)}`)
   log(`  access log on / off (cache hits) ${(summary.rest.rps / summary['rest-nolog'].rps).toFixed(2)} (target ≥ 0.95)`)
   if (replica) log(replica.report(summary))
+  log(`  workers 2 / 1 (misses) ${workers.ratio.toFixed(2)} (target ≥ 1.3); rss peak: one process ${workers.one.rssPeakMb.toFixed(0)} MB, with 2 workers the primary ${workers.two.primaryRssPeakMb.toFixed(0)} MB and each worker ≤ ${Math.max(...workers.two.workerRssPeakMb).toFixed(0)} MB`)
   log(`  misses: with the cache / without ${(summary['rest-miss'].rps / summary['nocache-miss'].rps).toFixed(2)} (target ≥ 1, within noise); the repeated request without the cache / baseline ${(summary.nocache.rps / base).toFixed(2)}`)
   const out = {
     date: new Date().toISOString(),
@@ -226,7 +236,7 @@ try {
       'replica-miss': 'the distinct-page stream, ORGSCAN_CACHE_MB=0, DATABASE_REPLICA_URL: a streaming replica of the bench database',
       mcp: 'tools/call list_org_fields {orgId, limit: 50} in a 2025-11-25 session (a hit)',
     },
-    orgFields: n, connections, seconds, rounds, scale, summary,
+    orgFields: n, connections, seconds, rounds, scale, summary, workers,
     ratios: { ...Object.fromEntries(Object.entries(summary).map(([k, s]) => [k, s.rps / base])), mcpToRest: summary.mcp.rps / summary.rest.rps, accessLogOnToOff: summary.rest.rps / summary['rest-nolog'].rps, missWithToWithoutCache: summary['rest-miss'].rps / summary['nocache-miss'].rps },
   }
   // Import and export speed of bundles (test/bench/import-speed.ts); BENCH_IMPORT=0 leaves it out.

@@ -6,12 +6,16 @@ const bin = new URL('../../bin/orgscan.js', import.meta.url).pathname
 
 export interface ServerProcess {
   url: string
+  /** The process id (with --workers N, the primary's). */
+  pid: number
   /** The JSON line `serve --json` printed ({url, database, demoKey}). */
-  info: { url: string; mcpUrl: string; demoKey: { keyId: string; secret: string } | null; demoSignIn?: { email: string; password: string } | null }
+  info: { url: string; mcpUrl: string; demoKey: { keyId: string; secret: string } | null; demoSignIn?: { email: string; password: string } | null; adminUrl?: string; workers?: number }
   /** Exit code once exited, else null. */
   exitCode(): number | null
   /** What it wrote on stderr so far (progress, logs, the access log). */
   stderr(): string
+  /** What it wrote on stdout so far (the --json line). */
+  stdout(): string
   /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code. */
   stop(graceMs?: number): Promise<number | null>
 }
@@ -32,9 +36,11 @@ export function spawnServer(env: Record<string, string | undefined>): Promise<Se
       const info = JSON.parse(line)
       resolve({
         url: info.url,
+        pid: child.pid!,
         info,
         exitCode: () => exit,
         stderr: () => stderr,
+        stdout: () => out,
         async stop(graceMs = 15_000) {
           if (exit !== null) return exit
           const kill = setTimeout(() => child.kill('SIGKILL'), graceMs)

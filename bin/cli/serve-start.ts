@@ -1,0 +1,141 @@
+/**
+ * What `orgscan serve` does around the service, the same with one process and with `--workers N`: the access log,
+ * the demo seed of a first start, the start-up banner (the `--json` line tools and tests read), and draining on
+ * SIGTERM/SIGINT.
+ */
+import pino from 'pino'
+import { createAccessSink } from '../../runtime/http/access-sink.ts'
+import type postgres from 'postgres'
+import { seedDemo } from '../../demo/seed.ts'
+import { DEMO_USER } from '../../demo/orgs.ts'
+import type { Config } from '../../runtime/config.ts'
+import type { ServiceOptions } from '../../runtime/service.ts'
+import { createAccount, createKey } from '../../runtime/admin.ts'
+import { demoCredentials, demoPassword } from '../../runtime/secrets.ts'
+import { hashPassword } from '../../runtime/oauth/crypto.ts'
+import type { Logger } from '../../runtime/log.ts'
+
+export const say = (s: string) => void process.stderr.write(s + '\n')
+
+/** A listener that cannot bind: which address, and how to choose another. */
+export class PortInUseError extends Error {
+  constructor(host: string, port: number) {
+    super(`Port ${port} on ${host} is already in use (another orgscan or another program). Stop it, or choose another port: PORT=${port + 1} npm start, or orgscan serve --port ${port + 1}.`)
+    this.name = 'PortInUseError'
+  }
+}
+
+/** Turns a listener's EADDRINUSE into the PortInUseError of `host`/`port`. */
+export function portInUse(host: string, port: number): (e: NodeJS.ErrnoException) => never {
+  return (e) => {
+    if (e.code === 'EADDRINUSE') throw new PortInUseError(host, (e as { port?: number }).port ?? port)
+    throw e
+  }
+}
+
+/**
+ * The access log: pino lines gathered and written on stderr in atomic blocks of whole lines (runtime/http/access-sink.ts;
+ * flushed on exit); `time` in epoch milliseconds (pino's default, the cheapest). `base`: fields of every line (a worker's slot).
+ */
+export function accessLogger(config: Config, base?: Record<string, unknown>): { line: NonNullable<ServiceOptions['accessLog']>; flush(): void } | undefined {
+  if (!config.accessLog) return undefined
+  const out = createAccessSink((block) => void process.stderr.write(block))
+  const access = pino({ base: base ?? undefined }, out)
+  return { line: (l) => access.info(l), flush: () => out.flush() }
+}
+
+/** The first start on an empty database: the demo data, a demo key and the demo user's password (ORGSCAN_SEED_DEMO). */
+export function seedOnFirstStart(config: Config): NonNullable<ServiceOptions['onEmptyDatabase']> {
+  return async ({ db, pepper, resources }) => {
+    if (!config.seedDemo) return
+    say(`First start: seeding demo data into ${db.describe} (scale ${config.seedScale}; set ORGSCAN_SEED_DEMO=false to skip)…`)
+    const t0 = Date.now()
+    const seeded = await seedDemo(db.sql, resources, { scale: config.seedScale, progress: (l) => say(`  ${l}`) })
+    const main = seeded.accounts[0] ?? (await createAccount(db.sql, { name: 'Demo', dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit }))
+    const demo = demoCredentials(pepper)
+    await createKey(db.sql, pepper, main.id, { keyId: demo.keyId, secret: demo.secret, name: 'demo key' })
+    await db.sql`INSERT INTO server_settings (name, value) VALUES ('demo_key_id', ${demo.keyId}) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`
+    // The demo user signs in (OAuth) with a password derived from the pepper, printed on every start.
+    await db.sql`UPDATE users SET password_hash = ${await hashPassword(demoPassword(pepper))} WHERE lower(email) = lower(${DEMO_USER.email}) AND password_hash IS NULL`
+    say(`Seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s.`)
+  }
+}
+
+/** The demo key, sign-in and first org the banner shows, when the demo data is there. */
+export interface DemoFacts {
+  demo?: { keyId: string; secret: string }
+  signIn: { email: string; password: string } | null
+  firstOrg?: string
+}
+
+export async function demoFacts(sql: postgres.Sql, pepper: string): Promise<DemoFacts> {
+  const [setting] = await sql`SELECT value FROM server_settings WHERE name = 'demo_key_id'`
+  let demo: { keyId: string; secret: string } | undefined
+  if (setting) {
+    const creds = demoCredentials(pepper)
+    const [alive] = await sql`SELECT 1 FROM api_keys WHERE key_id = ${creds.keyId} AND revoked_at IS NULL`
+    if (alive && creds.keyId === setting.value) demo = creds
+  }
+  const [demoUser] = demo ? await sql`SELECT email FROM users WHERE lower(email) = lower(${DEMO_USER.email}) AND password_hash IS NOT NULL` : []
+  const signIn = demoUser ? { email: demoUser.email as string, password: demoPassword(pepper) } : null
+  const [firstOrg] = await sql`SELECT o.salesforce_id FROM orgs o JOIN api_keys k ON k.account_id = o.account_id
+    WHERE k.key_id = ${demo?.keyId ?? ''} AND o.latest_scan_id IS NOT NULL ORDER BY o.name LIMIT 1`
+  return { demo, signIn, firstOrg: firstOrg?.salesforce_id as string | undefined }
+}
+
+export interface Listening {
+  url: string
+  mcpUrl: string
+  database: string
+  adminUrl?: string
+  /** Worker processes (`--workers N`); absent for one process. */
+  workers?: number
+}
+
+/** The start-up banner: one JSON line on stdout with --json, else how to call the service, on stderr. */
+export function printBanner(at: Listening, facts: DemoFacts, json: boolean): void {
+  const { demo, signIn, firstOrg } = facts
+  if (json) {
+    const extra = { ...(at.adminUrl ? { adminUrl: at.adminUrl } : {}), ...(at.workers ? { workers: at.workers } : {}) }
+    process.stdout.write(JSON.stringify({ url: at.url, mcpUrl: at.mcpUrl, database: at.database, demoKey: demo ?? null, demoSignIn: signIn, ...extra }) + '\n')
+    return
+  }
+  say(`orgscan listening on ${at.url} (database: ${at.database}${at.workers ? `; ${at.workers} worker processes` : ''})`)
+  if (!demo) return
+  say(`Demo API key (local demo data only): ${demo.keyId}:${demo.secret}`)
+  say(`Try:\n  curl -u '${demo.keyId}:${demo.secret}' ${at.url}/v1/orgs`)
+  if (firstOrg) say(`  curl -u '${demo.keyId}:${demo.secret}' '${at.url}/v1/orgs/${firstOrg}/fields?limit=5'`)
+  const basic = 'Basic ' + Buffer.from(`${demo.keyId}:${demo.secret}`).toString('base64')
+  const block = { mcpServers: { orgscan: { type: 'http', url: at.mcpUrl, headers: { Authorization: basic } } } }
+  say(`MCP (Streamable HTTP) for an assistant's config (see docs/mcp.md):\n${JSON.stringify(block, null, 2)}`)
+  if (signIn) say(`Or connect with OAuth (no key in the config: ${at.mcpUrl}) and sign in as the demo user ${signIn.email} with password ${signIn.password} (sees two orgs; docs/authentication.md).`)
+}
+
+/**
+ * SIGTERM/SIGINT drain the service (`close(config.drainMs)`), flush the access log and exit 0 (1 if closing failed);
+ * returns the stop function, for other reasons to stop (a worker whose primary is gone). `quiet`: no line on stderr.
+ */
+export function drainOnSignals(
+  svc: { close(graceMs?: number): Promise<void> },
+  o: { drainMs: number; log: Logger; flush?: () => void; quiet?: boolean },
+): (reason: string) => void {
+  let stopping = false
+  const stop = (reason: string) => {
+    if (stopping) return
+    stopping = true
+    if (!o.quiet) say(`${reason}: draining (answers in progress finish, up to ${o.drainMs} ms), then shutting down…`)
+    svc.close(o.drainMs).then(
+      () => {
+        o.flush?.()
+        process.exit(0)
+      },
+      (e) => {
+        o.log.error({ msg: 'shutdown failed', err: e })
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGINT', () => stop('SIGINT received'))
+  process.on('SIGTERM', () => stop('SIGTERM received'))
+  return stop
+}
