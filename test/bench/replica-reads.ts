@@ -7,12 +7,8 @@
  * figure shows that it works and what it costs.
  */
 import { createReplica, type Replica } from '../helpers/replica.ts'
+import type { Load, PathStream } from './load.ts'
 
-interface Load {
-  url: string
-  headers: Record<string, string>
-  nextPath?: () => string
-}
 
 export interface ReplicaBench {
   target: { name: string; args: string[]; env: Record<string, string>; loads: (url: string) => Promise<Array<[string, Load]>> }
@@ -22,7 +18,7 @@ export interface ReplicaBench {
 }
 
 /** The replica target, or undefined (with the reason on stderr) where no replica can be made. */
-export async function replicaBench(o: { adminUrl: string; dbUrl: string; path: string; auth: Record<string, string>; pages: () => () => string }): Promise<ReplicaBench | undefined> {
+export async function replicaBench(o: { adminUrl: string; dbUrl: string; path: string; auth: Record<string, string>; pages: () => PathStream }): Promise<ReplicaBench | undefined> {
   const made = await createReplica(o.adminUrl)
   if ('skip' in made) {
     process.stderr.write(`replica reads not measured: ${made.skip}\n`)
@@ -34,7 +30,7 @@ export async function replicaBench(o: { adminUrl: string; dbUrl: string; path: s
       name: 'service reading from a replica, without the cache',
       args: ['--max-semi-space-size=8', 'bin/orgscan.js', 'serve', '--json'],
       env: { ORGSCAN_CACHE_MB: '0', DATABASE_REPLICA_URL: replica.urlOf(o.dbUrl) },
-      loads: async (url) => [['replica-miss', { url: url + o.path, headers: o.auth, nextPath: o.pages() }]],
+      loads: async (url) => [['replica-miss', { url: url + o.path, headers: o.auth, paths: o.pages() }]],
     },
     report(summary) {
       const r = summary['replica-miss']?.rps

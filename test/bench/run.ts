@@ -1,6 +1,6 @@
 /**
- * `npm run bench`: seeds the demo data (one large org) into a throwaway PostgreSQL database, then measures with
- * autocannon, alternating in one run, (a) the bare-stack baseline, (b) the authenticated, quota-counted REST list
+ * `npm run bench`: seeds the demo data (one large org) into a throwaway PostgreSQL database, then measures with wrk
+ * (autocannon where wrk is not installed: load.ts), alternating in one run, (a) the bare-stack baseline, (b) the authenticated, quota-counted REST list
  * GET /v1/orgs/{orgId}/fields?limit=50 repeated (a response-cache hit), (c) a stream of distinct pages of it (cache
  * misses), (d) the same request with If-None-Match (304) and (e) the MCP tool call it mirrors (tools/call
  * list_org_fields, limit 50, in a session), with the server's resident memory during and after each load, and (f) the
@@ -10,12 +10,13 @@
  * Then the import and export speed of a large bundle (import-speed.ts).
  *
  * Env: BENCH_DATABASE_URL (default TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test), BENCH_SECONDS (10),
- * BENCH_CONNECTIONS (32), BENCH_ROUNDS (2), BENCH_SCALE (1), BENCH_IMPORT (0: without the import speed).
+ * BENCH_CONNECTIONS (32), BENCH_ROUNDS (2), BENCH_SCALE (1), BENCH_IMPORT (0: without the import speed),
+ * BENCH_LOAD (autocannon: that generator even where wrk is installed).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync, writeFileSync, mkdirSync, openSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
-import autocannon from 'autocannon'
+import { distinctPages, generator, runLoad, type Load } from './load.ts'
 import postgres from 'postgres'
 import { registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
@@ -72,26 +73,12 @@ function rssMb(pid: number | undefined): number | undefined {
   }
 }
 
-interface Load {
-  url: string
-  headers: Record<string, string>
-  method?: 'GET' | 'POST'
-  body?: string
-  /** A path per request (each distinct: the cache-miss stream); default: `url`'s path every time. */
-  nextPath?: () => string
-  /** The status every answer has (default 200). */
-  expect?: number
-}
-
 async function measure(load: Load, duration: number, pid?: number): Promise<Measure> {
   let peak = 0
   const timer = setInterval(() => (peak = Math.max(peak, rssMb(pid) ?? 0)), 250)
-  const requests = load.nextPath ? [{ method: 'GET' as const, setupRequest: (req: Record<string, unknown>) => ({ ...req, path: load.nextPath!() }) }] : undefined
-  // Fixed-URL loads run autocannon in two worker threads, so that at cache-hit rates (20,000+ req/s) the load generator
-  // is not what is measured; a per-request path (a function) cannot cross into workers, so those run in this thread.
-  const r = await autocannon({ url: load.url, connections, duration, headers: load.headers, method: load.method ?? 'GET', body: load.body, pipelining: 1, ...(requests ? { requests } : { workers: 2 }) })
+  const r = await runLoad(load, connections, duration)
   clearInterval(timer)
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts, rssPeakMb: peak || undefined }
+  return { ...r, rssPeakMb: peak || undefined }
 }
 
 /** An MCP session (2025-11-25) on the server and the load of `tools/call list_org_fields` with limit 50 in it. */
@@ -107,19 +94,6 @@ async function mcpLoad(base: string, auth: Record<string, string>, orgId: string
   const answer = (await check.json()) as { result?: { isError?: boolean; structuredContent?: { data: unknown[] } } }
   if (check.status !== 200 || answer.result?.isError || answer.result?.structuredContent?.data.length !== 50) throw new Error(`MCP tools/call answered ${check.status}: ${JSON.stringify(answer).slice(0, 300)}`)
   return load
-}
-
-/**
- * Pages of the fields list that do not repeat within a load (offsets 0–999, then the limit moves on by one): every
- * request misses the response cache and reads the database. The same stream runs against the service with the
- * cache off, so the two differ only by what the cache costs a miss.
- */
-function distinctPages(orgId: string): () => string {
-  let i = 0
-  return () => {
-    const k = i++
-    return `/v1/orgs/${orgId}/fields?limit=${50 + (Math.floor(k / 1000) % 150)}&offset=${k % 1000}`
-  }
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
@@ -158,7 +132,7 @@ try {
         const etag = (await fetch(url + path, { headers: auth })).headers.get('etag')!
         return [
           ['rest', { url: url + path, headers: auth }],
-          ['rest-miss', { url: url + path, headers: auth, nextPath: distinctPages(org.salesforceId) }],
+          ['rest-miss', { url: url + path, headers: auth, paths: distinctPages(org.salesforceId) }],
           ['rest-304', { url: url + path, headers: { ...auth, 'if-none-match': etag }, expect: 304 }],
           ['mcp', await mcpLoad(url, auth, org.salesforceId)],
         ]
@@ -178,7 +152,7 @@ try {
       env: { ORGSCAN_CACHE_MB: '0' },
       loads: async (url) => [
         ['nocache', { url: url + path, headers: auth }],
-        ['nocache-miss', { url: url + path, headers: auth, nextPath: distinctPages(org.salesforceId) }],
+        ['nocache-miss', { url: url + path, headers: auth, paths: distinctPages(org.salesforceId) }],
       ],
     },
   ]
@@ -215,7 +189,7 @@ try {
     Object.entries(results).map(([k, ms]) => [k, { rps: median(ms.map((m) => m.rps)), p50: median(ms.map((m) => m.p50)), p99: median(ms.map((m) => m.p99)), non2xx: ms.reduce((a, m) => a + m.non2xx, 0), rssPeakMb: max(ms.map((m) => m.rssPeakMb)), rssAfterMb: max(ms.map((m) => m.rssAfterMb)), runs: ms }]),
   )
   const base = summary.baseline.rps
-  log('\nmedian of rounds (rss: the highest seen; after = 15 s after the load):')
+  log(`\nmedian of rounds, load generator ${generator} (rss: the highest seen; after = 15 s after the load):`)
   for (const [k, s] of Object.entries(summary)) log(`  ${k.padEnd(8)} ${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50} ms  p99 ${s.p99} ms  ratio to baseline ${(s.rps / base).toFixed(2)}  rss peak ${s.rssPeakMb.toFixed(0)} MB, after ${s.rssAfterMb.toFixed(0)} MB`)
   log(`  mcp / rest ${(summary.mcp.rps / summary.rest.rps).toFixed(2)}`)
   log(`  cache hit / baseline ${(summary.rest.rps / base).toFixed(2)} (target ≥ 5), 304 / baseline ${(summary['rest-304'].rps / base).toFixed(2)}`)
@@ -236,7 +210,7 @@ try {
       'replica-miss': 'the distinct-page stream, ORGSCAN_CACHE_MB=0, DATABASE_REPLICA_URL: a streaming replica of the bench database',
       mcp: 'tools/call list_org_fields {orgId, limit: 50} in a 2025-11-25 session (a hit)',
     },
-    orgFields: n, connections, seconds, rounds, scale, summary, workers,
+    generator, orgFields: n, connections, seconds, rounds, scale, summary, workers,
     ratios: { ...Object.fromEntries(Object.entries(summary).map(([k, s]) => [k, s.rps / base])), mcpToRest: summary.mcp.rps / summary.rest.rps, accessLogOnToOff: summary.rest.rps / summary['rest-nolog'].rps, missWithToWithoutCache: summary['rest-miss'].rps / summary['nocache-miss'].rps },
   }
   // Import and export speed of bundles (test/bench/import-speed.ts); BENCH_IMPORT=0 leaves it out.

@@ -7,6 +7,7 @@
  */
 import type { ChildProcess } from 'node:child_process'
 import { childPids } from '../helpers/proc.ts'
+import type { PathStream } from './load.ts'
 
 interface Measured {
   rps: number
@@ -20,11 +21,11 @@ export interface WorkersBench {
   /** Starts `node <args>` with the benchmark's environment plus `env`; its URL from the --json line. */
   start(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; url: string }>
   stop(child: ChildProcess): Promise<void>
-  /** One load of `seconds` against `url`, each request's path from `nextPath`. */
-  measure(load: { url: string; headers: Record<string, string>; nextPath: () => string }, seconds: number): Promise<Measured>
+  /** One load of `seconds` against `url`, each request's path from `paths`. */
+  measure(load: { url: string; headers: Record<string, string>; paths: PathStream }, seconds: number): Promise<Measured>
   rssMb(pid: number | undefined): number | undefined
   /** A fresh stream of distinct pages of the fields list. */
-  pages(): () => string
+  pages(): PathStream
   /** The fields list's URL path and the benchmark key's header. */
   path: string
   headers: Record<string, string>
@@ -66,10 +67,10 @@ export async function benchWorkers(b: WorkersBench): Promise<WorkersResult> {
     for (const workers of [1, 2]) {
       const { child, url } = await b.start([...b.serveArgs, '--workers', String(workers)], {})
       try {
-        const load = { url: url + b.path, headers: b.headers, nextPath: b.pages() }
+        const load = { url: url + b.path, headers: b.headers, paths: b.pages() }
         await b.measure(load, 2) // warm-up
         const mem = sampleTree(child.pid!, b.rssMb)
-        const m = await b.measure({ ...load, nextPath: b.pages() }, b.seconds)
+        const m = await b.measure({ ...load, paths: b.pages() }, b.seconds)
         const peak = mem.stop()
         if (workers === 1) runs.one.push({ ...m, rssPeakMb: peak.own })
         else runs.two.push({ ...m, primaryRssPeakMb: peak.own, workerRssPeakMb: peak.children })

@@ -1,0 +1,123 @@
+/**
+ * The bench's load generator: wrk (C; Debian's `wrk`) when it is installed, else autocannon (Node). On these 2 cores
+ * the load generator shares the CPU with the server it measures; wrk spends a fraction of autocannon's CPU per request,
+ * so at cache-hit rates (20,000+ req/s) it measures the server rather than itself. Every row of one run uses the same
+ * generator (printed in the report), so ratios are always like for like.
+ *
+ * A load's varying paths are a `PathStream`: `next()` for autocannon, and the same sequence as a Lua `request`
+ * function for wrk (one wrk thread, so the sequence is not repeated by a second thread).
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import autocannon from 'autocannon'
+
+export interface PathStream {
+  next(): string
+  /** A Lua chunk defining `request = function() … end` that returns `wrk.format(nil, <the next path>)`. */
+  lua: string
+}
+
+export interface Load {
+  url: string
+  headers: Record<string, string>
+  method?: 'GET' | 'POST'
+  body?: string
+  /** A path per request (each distinct: the cache-miss stream); default: `url`'s path every time. */
+  paths?: PathStream
+  /** The status every answer has (default 200). */
+  expect?: number
+}
+
+export interface LoadResult { rps: number; p50: number; p99: number; non2xx: number; errors: number }
+
+function hasWrk(): boolean {
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' })
+    return true
+  } catch (e) {
+    // wrk --version exits 1 after printing its version.
+    return (e as { status?: number }).status === 1
+  }
+}
+
+export const generator: 'wrk' | 'autocannon' = process.env.BENCH_LOAD === 'autocannon' ? 'autocannon' : hasWrk() ? 'wrk' : 'autocannon'
+
+/** Pages of the fields list that do not repeat within a load: offsets 0–999, then the limit moves on by one. */
+export function distinctPages(orgId: string): PathStream {
+  let k = 0
+  return {
+    next: () => {
+      const i = k++
+      return `/v1/orgs/${orgId}/fields?limit=${50 + (Math.floor(i / 1000) % 150)}&offset=${i % 1000}`
+    },
+    lua: `local k = 0
+request = function()
+  local path = string.format("/v1/orgs/${orgId}/fields?limit=%d&offset=%d", 50 + (math.floor(k / 1000) % 150), k % 1000)
+  k = k + 1
+  return wrk.format(nil, path)
+end`,
+  }
+}
+
+function ms(v: string): number {
+  const m = /^([\d.]+)(us|ms|s|m)$/.exec(v)
+  if (!m) return NaN
+  const n = Number(m[1])
+  return m[2] === 'us' ? n / 1000 : m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : n * 60_000
+}
+
+/** Lua long-bracket string: `[==[…]==]` with enough `=` that the text cannot close it. */
+function luaString(s: string): string {
+  let eq = ''
+  while (s.includes(`]${eq}]`)) eq += '='
+  return `[${eq}[${s}]${eq}]`
+}
+
+async function runWrk(load: Load, connections: number, seconds: number): Promise<LoadResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'orgscan-bench-'))
+  try {
+    const lua = [
+      load.method && load.method !== 'GET' ? `wrk.method = "${load.method}"` : '',
+      load.body !== undefined ? `wrk.body = ${luaString(load.body)}` : '',
+      load.paths?.lua ?? '',
+    ].join('\n')
+    const script = join(dir, 'load.lua')
+    writeFileSync(script, lua)
+    const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script]
+    for (const [k, v] of Object.entries(load.headers)) args.push('-H', `${k}: ${v}`)
+    args.push(load.url)
+    const out = await new Promise<string>((resolve, reject) => {
+      const p = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] })
+      let text = ''
+      p.stdout.on('data', (d) => (text += d))
+      p.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited with ${code}: ${text}`))))
+    })
+    const num = (re: RegExp) => Number(re.exec(out)?.[1] ?? 0)
+    const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)
+    return {
+      rps: num(/Requests\/sec:\s+([\d.]+)/),
+      p50: ms(/\n\s+50%\s+(\S+)/.exec(out)?.[1] ?? ''),
+      p99: ms(/\n\s+99%\s+(\S+)/.exec(out)?.[1] ?? ''),
+      non2xx: num(/Non-2xx or 3xx responses: (\d+)/),
+      errors: sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0,
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+async function runAutocannon(load: Load, connections: number, seconds: number): Promise<LoadResult> {
+  const paths = load.paths
+  const requests = paths ? [{ method: 'GET' as const, setupRequest: (req: Record<string, unknown>) => ({ ...req, path: paths.next() }) }] : undefined
+  // Fixed-URL loads in two worker threads; a per-request path (a function) cannot cross into workers.
+  const r = await autocannon({ url: load.url, connections, duration: seconds, headers: load.headers, method: load.method ?? 'GET', body: load.body, pipelining: 1, ...(requests ? { requests } : { workers: 2 }) })
+  // Unlike wrk, autocannon counts a 304 as non-2xx.
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts }
+}
+
+/** Runs one load for `seconds` with `connections` connections. */
+export function runLoad(load: Load, connections: number, seconds: number): Promise<LoadResult> {
+  return generator === 'wrk' ? runWrk(load, connections, seconds) : runAutocannon(load, connections, seconds)
+}
