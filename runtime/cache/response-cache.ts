@@ -6,11 +6,15 @@
  */
 import type { ReadResult } from '../read.ts'
 
-/** An entry: the answer without its records' text, and the records' JSON as UTF-8 bytes (half the memory of text). */
+/**
+ * An entry: the answer as a hit returns it — the records' JSON held as UTF-8 bytes (half the memory of text), their
+ * text decoded only when a surface asks for `data` — one object for every hit (readers do not change it); `use`: when it
+ * last moved to the recent end.
+ */
 interface Entry {
-  result: Omit<ReadResult, 'data' | 'dataBytes'>
-  body: Buffer
+  result: ReadResult
   bytes: number
+  use: number
 }
 
 export interface ResponseCacheStats {
@@ -29,6 +33,8 @@ export class ResponseCache {
   private readonly entries = new Map<string, Entry>()
   private readonly counts = { hits: 0, misses: 0, evictions: 0 }
   private bytes = 0
+  /** Moves to the recent end so far (each insertion and each move counts one). */
+  private uses = 0
 
   /** `maxBytes` 0 disables the cache (every lookup misses, nothing is stored). */
   constructor(readonly maxBytes: number) {}
@@ -43,12 +49,15 @@ export class ResponseCache {
       this.counts.misses++
       return undefined
     }
-    // Most recently used last: Map keeps insertion order.
-    this.entries.delete(key)
-    this.entries.set(key, e)
+    // Least recently used first: Map keeps insertion order, so a hit moves its entry to the end — unless it already is
+    // among the newer half, which eviction reaches only after every older entry (a hot entry is not moved on every hit).
+    if (this.uses - e.use > this.entries.size / 2) {
+      this.entries.delete(key)
+      this.entries.set(key, e)
+      e.use = ++this.uses
+    }
     this.counts.hits++
-    const body = e.body
-    return { ...e.result, dataBytes: body, get data() { return body.toString('utf8') } } as ReadResult
+    return e.result
   }
 
   /** Keeps an answer; returns the records' JSON as the bytes it keeps (undefined when the answer is too large to keep). */
@@ -57,12 +66,13 @@ export class ResponseCache {
     const bytes = body.length + 2 * key.length + ENTRY_OVERHEAD
     if (bytes > this.maxBytes / 8) return undefined // one answer never takes more than an eighth of the cache
     const { data: _data, dataBytes: _bytes, ...rest } = result
+    const hit = { ...rest, dataBytes: body, get data() { return body.toString('utf8') } } as ReadResult
     const old = this.entries.get(key)
     if (old) {
       this.bytes -= old.bytes
       this.entries.delete(key)
     }
-    this.entries.set(key, { result: rest, body, bytes })
+    this.entries.set(key, { result: hit, bytes, use: ++this.uses })
     this.bytes += bytes
     for (const [k, e] of this.entries) {
       if (this.bytes <= this.maxBytes) break
