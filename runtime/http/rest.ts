@@ -58,14 +58,15 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
       return sendError(res, new ApiError('forbidden', 'This access token was not granted the mcp:read scope, which reading needs.', { scope: 'mcp:read' }), vh)
     }
     const out = await ctx.pipeline.execute(principal, operation(params, qs), 'rest')
-    const headers = out.rate ? { ...vh, ...out.rate.headers } : vh
+    // vh is this request's own object: the answer's headers are added to it.
+    const headers = out.rate ? Object.assign(vh, out.rate.headers) : vh
     if (!out.ok) return sendError(res, out.error, headers)
     if (out.kind === 'quota') return sendJson(res, 200, JSON.stringify({ data: { rateLimit: out.state } }), headers)
     const etag = out.result.etag
     if (etag === undefined) return sendJson(res, 200, renderRead(out.result, (req.url ?? '').split('?')[0], qs), headers)
     // An org-scoped answer: tagged, revalidated by the client on every use (it stays authenticated and counted),
     // and 304 with no body when the client holds the current answer (docs/decisions.md "ETags").
-    const tagged = { ...headers, ETag: etag, 'Cache-Control': 'private, no-cache' }
+    const tagged = Object.assign(headers, { ETag: etag, 'Cache-Control': 'private, no-cache' })
     if (matchesIfNoneMatch(req.headers['if-none-match'], etag)) return sendNotModified(res, tagged)
     const path = (req.url ?? '').split('?')[0]
     const r = out.result
