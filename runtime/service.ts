@@ -21,7 +21,7 @@ import { buildReferenceRoutes } from './http/reference-page.ts'
 import type { PromptDeclaration } from './define.ts'
 import { buildCatalog } from './mcp/server.ts'
 import { buildMcpRouter } from './mcp/endpoint.ts'
-import { McpSessions } from './mcp/sessions.ts'
+import { McpSessions, SESSION_NOTICE } from './mcp/sessions.ts'
 import type { McpTool } from './mcp/resource-tools.ts'
 import { quotaFactory, type QuotaFactory } from './quota/factory.ts'
 import { BurstGuard, sendBare429 } from './quota/burst-guard.ts'
@@ -199,7 +199,12 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     const h = hot
     const notified = (payload?: string) => {
       if (payload?.startsWith('key:')) a.forget(payload.slice(4))
-      else applyCacheNotification(h.orgs, payload)
+      else if (payload?.startsWith(SESSION_NOTICE)) sessions?.forget(payload.slice(SESSION_NOTICE.length))
+      else {
+        // Anything else, a (re)LISTEN included, may mean notices were lost: remembered sessions are asked again too.
+        if (payload === undefined) sessions?.forget()
+        applyCacheNotification(h.orgs, payload)
+      }
     }
     if (db.kind !== 'embedded') cacheListener = new LimitListener(db.sql, log, notified, CACHE_CHANNEL, 'hot reads: LISTEN failed; org and grant changes apply within ORGSCAN_ORG_CACHE_MS and ORGSCAN_AUTH_CACHE_MS')
     // A replica serves the records of completed scans; access and the latest scan come from the primary (the org-state
@@ -231,7 +236,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     }
     const ctx: ServiceContext = { config, clock, resources, log, quota, pipeline, challenge, versions: vt }
     const catalog = buildCatalog({ resources, prompts: opts.prompts ?? [], versions: vt, clock, extraTools: opts.mcpExtraTools })
-    sessions = new McpSessions(db.sql, { idleMs: config.mcp.sessionIdleMs, maxPerAccount: config.mcp.sessionsPerAccount }, clock, log)
+    sessions = new McpSessions(db.sql, { idleMs: config.mcp.sessionIdleMs, maxPerAccount: config.mcp.sessionsPerAccount, confirmMs: config.authCacheMs }, clock, log)
     const mcp = buildMcpRouter({ ctx, catalog, sessions, metrics })
     closeMcp = mcp.close
     const guard = new BurstGuard({ ...config.burstGuard, clock })

@@ -5,6 +5,7 @@
  * and MCP on a listener of its own.
  */
 import t from 'tap'
+import { createHash } from 'node:crypto'
 import { startTestService, basic } from './helpers/service.ts'
 import { initializeBody, mcpClient, rpc } from './helpers/mcp.ts'
 import { createAccount, createKey } from '../runtime/admin.ts'
@@ -12,7 +13,8 @@ import type { TestService } from './helpers/service.ts'
 
 let now = Date.parse('2026-11-23T12:00:00Z')
 const clock = () => now
-const ts = await startTestService(t, { seed: false, clock, config: { mcp: { ...defaults(), sessionIdleMs: 60_000, maxBodyBytes: 64 * 1024, allowedOrigins: ['https://app.example.com'] } } })
+// The production key cache bound (tests default to none): a session the database confirmed is then trusted for 5 s.
+const ts = await startTestService(t, { seed: false, clock, config: { authCacheMs: 5000, mcp: { ...defaults(), sessionIdleMs: 60_000, maxBodyBytes: 64 * 1024, allowedOrigins: ['https://app.example.com'] } } })
 const url = ts.svc.mcpUrl
 
 function defaults() {
@@ -72,6 +74,23 @@ t.test('sessions: required, checked per account, ended by DELETE, then 404', asy
   t.equal(after.body.error.code, -32001)
   t.equal((await rpc(url, undefined, { authorization: auth, 'mcp-session-id': sid }, 'DELETE')).status, 404, 'a second DELETE → 404')
   t.equal((await rpc(url, undefined, { authorization: auth }, 'DELETE')).status, 400, 'DELETE without a session id → 400')
+})
+
+t.test('a confirmed session is trusted for a bounded time without asking the database again', async (t) => {
+  const sid = await initialize(auth)
+  t.equal((await ping(sid)).status, 200, 'confirmed by the database')
+  // Ended by another process: its row is gone, this process does not know yet.
+  const gone = await ts.svc.db.sql`DELETE FROM mcp_sessions WHERE id_hash = ${createHash('sha256').update(sid).digest()} RETURNING 1`
+  t.equal(gone.length, 1, 'the session row is deleted behind the process')
+  // The bound: the key cache's 5 s, but never more than the interval at which a session's last use is written
+  // (a twentieth of the idle time: 3 s for this service's 60 s), so remembering never lets a session expire early.
+  now += 2_000
+  t.equal((await ping(sid)).status, 200, 'within the bound: still served, from memory')
+  t.equal((await ping(sid, other)).status, 404, "the remembered confirmation is the account's own: another account's credentials still get 404")
+  now += 1_000
+  const after = await ping(sid)
+  t.equal(after.status, 404, '3 s after the confirmation the database is asked again: 404')
+  t.equal(after.body.error.code, -32001)
 })
 
 t.test('the SDK client: a session, and terminateSession ends it', async (t) => {

@@ -8,6 +8,12 @@
  * - A session idle for `idleMs` has expired: it answers 404 like an unknown one, and is pruned.
  * - `lastSeen` is written at most every `touchMs` per session, not on every request.
  * - An account may hold at most `maxPerAccount` live sessions; opening one more fails (`create` returns undefined).
+ * - A session the database confirmed live is trusted by this process for `confirmMs` (the key cache's bound,
+ *   `ORGSCAN_AUTH_CACHE_MS`, 5 s; never longer than `touchMs`) without asking again: a tool call then costs no round
+ *   trip. A DELETE ends the session at once on every process: the deleting one forgets it, and the others when the
+ *   deletion's notice arrives (PostgreSQL's LISTEN; within `confirmMs` if the notice is lost). At most
+ *   `MAX_CONFIRMED` sessions are remembered (the oldest confirmations are forgotten first), so opening many sessions
+ *   costs memory only up to that bound.
  * Times come from the injected clock, so expiry is testable.
  */
 import { createHash, randomBytes } from 'node:crypto'
@@ -15,6 +21,10 @@ import type postgres from 'postgres'
 import type { Principal } from '../auth/principal.ts'
 import type { Clock } from '../config.ts'
 import type { Logger } from '../log.ts'
+import { CACHE_CHANNEL } from '../cache/org-state.ts'
+
+/** Payload prefix of an ended session's notice on the hot-reads channel, followed by the Base64 SHA-256 of its id. */
+export const SESSION_NOTICE = 'session:'
 
 export interface SessionOptions {
   idleMs: number
@@ -23,6 +33,17 @@ export interface SessionOptions {
   touchMs?: number
   /** How often expired sessions are deleted (default a minute; 0: never, tests prune by hand). */
   pruneEveryMs?: number
+  /** How long a confirmed session is trusted without asking the database (default 0: always asked). */
+  confirmMs?: number
+}
+
+/** Sessions whose confirmation a process remembers at most. */
+export const MAX_CONFIRMED = 10_000
+
+interface Confirmed {
+  accountId: string
+  userId: string | null
+  at: number
 }
 
 export interface SessionInfo {
@@ -38,6 +59,9 @@ const iso = (ms: number) => new Date(ms).toISOString()
 
 export class McpSessions {
   private readonly touchMs: number
+  private readonly confirmMs: number
+  /** Keyed by the session id's hash; in the order of confirmation (a Map keeps insertion order). */
+  private readonly confirmed = new Map<string, Confirmed>()
   private readonly timer: NodeJS.Timeout | undefined
 
   constructor(
@@ -47,6 +71,7 @@ export class McpSessions {
     private readonly log: Logger,
   ) {
     this.touchMs = o.touchMs ?? Math.min(60_000, Math.floor(o.idleMs / 20))
+    this.confirmMs = Math.min(o.confirmMs ?? 0, this.touchMs)
     const every = o.pruneEveryMs ?? 60_000
     if (every > 0) {
       this.timer = setInterval(() => void this.prune().catch((err: unknown) => this.log.warn({ msg: 'mcp: pruning sessions failed', err })), every)
@@ -71,27 +96,50 @@ export class McpSessions {
   async check(p: Principal, id: string): Promise<boolean> {
     if (!SESSION_ID.test(id)) return false
     const now = this.clock()
+    const h = hash(id)
+    const key = h.toString('base64')
+    const c = this.confirmed.get(key)
+    if (c && now - c.at < this.confirmMs && c.accountId === p.accountId && c.userId === p.userId) return true
     const rows = await this.sql<{ live: boolean }[]>`
       WITH s AS (
         SELECT id_hash, last_seen_at FROM mcp_sessions
-        WHERE id_hash = ${hash(id)} AND account_id = ${p.accountId}::bigint AND user_id IS NOT DISTINCT FROM ${p.userId}::bigint
+        WHERE id_hash = ${h} AND account_id = ${p.accountId}::bigint AND user_id IS NOT DISTINCT FROM ${p.userId}::bigint
           AND last_seen_at > ${iso(now - this.o.idleMs)}::timestamptz
       ), touched AS (
         UPDATE mcp_sessions m SET last_seen_at = ${iso(now)}::timestamptz FROM s
         WHERE m.id_hash = s.id_hash AND s.last_seen_at < ${iso(now - this.touchMs)}::timestamptz
       )
       SELECT true AS live FROM s`
-    return rows.length === 1
+    this.confirmed.delete(key)
+    if (rows.length !== 1) return false
+    if (this.confirmMs > 0) {
+      if (this.confirmed.size >= MAX_CONFIRMED) this.confirmed.delete(this.confirmed.keys().next().value!)
+      this.confirmed.set(key, { accountId: p.accountId, userId: p.userId, at: now })
+    }
+    return true
   }
 
   /** Ends the principal's session `id`; false when there was no such live session. */
   async end(p: Principal, id: string): Promise<boolean> {
     if (!SESSION_ID.test(id)) return false
+    const h = hash(id)
+    const key = h.toString('base64')
+    this.confirmed.delete(key)
+    // The other processes forget their confirmation when the deletion commits (the hot-reads channel, as for a revoked key).
     const rows = await this.sql`
-      DELETE FROM mcp_sessions WHERE id_hash = ${hash(id)} AND account_id = ${p.accountId}::bigint
-        AND user_id IS NOT DISTINCT FROM ${p.userId}::bigint AND last_seen_at > ${iso(this.clock() - this.o.idleMs)}::timestamptz
-      RETURNING 1`
+      WITH d AS (
+        DELETE FROM mcp_sessions WHERE id_hash = ${h} AND account_id = ${p.accountId}::bigint
+          AND user_id IS NOT DISTINCT FROM ${p.userId}::bigint AND last_seen_at > ${iso(this.clock() - this.o.idleMs)}::timestamptz
+        RETURNING 1
+      )
+      SELECT pg_notify(${CACHE_CHANNEL}, ${SESSION_NOTICE + key}) FROM d`
     return rows.length === 1
+  }
+
+  /** Forgets the confirmation of one session (the hash, as in a `session:` notice), or of all when a notice may have been lost. */
+  forget(key?: string): void {
+    if (key === undefined) this.confirmed.clear()
+    else this.confirmed.delete(key)
   }
 
   /** Deletes expired sessions; returns how many. */
