@@ -121,3 +121,10 @@ async function runAutocannon(load: Load, connections: number, seconds: number): 
 export function runLoad(load: Load, connections: number, seconds: number): Promise<LoadResult> {
   return generator === 'wrk' ? runWrk(load, connections, seconds) : runAutocannon(load, connections, seconds)
 }
+
+/** The median of the rounds' figures: the middle one, or the mean of the two middle ones (with two rounds, their mean). */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2
+}

@@ -16,7 +16,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync, writeFileSync, mkdirSync, openSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
-import { distinctPages, generator, runLoad, type Load } from './load.ts'
+import { distinctPages, generator, runLoad, type Load, median } from './load.ts'
 import postgres from 'postgres'
 import { registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
@@ -96,7 +96,6 @@ async function mcpLoad(base: string, auth: Record<string, string>, orgId: string
   return load
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 const dbName = `orgscan_bench_${process.pid}_${randomBytes(3).toString('hex')}`
 const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined })
@@ -189,7 +188,7 @@ try {
     Object.entries(results).map(([k, ms]) => [k, { rps: median(ms.map((m) => m.rps)), p50: median(ms.map((m) => m.p50)), p99: median(ms.map((m) => m.p99)), non2xx: ms.reduce((a, m) => a + m.non2xx, 0), rssPeakMb: max(ms.map((m) => m.rssPeakMb)), rssAfterMb: max(ms.map((m) => m.rssAfterMb)), runs: ms }]),
   )
   const base = summary.baseline.rps
-  log(`\nmedian of rounds, load generator ${generator} (rss: the highest seen; after = 15 s after the load):`)
+  log(`\nmedian of rounds (the mean of the middle two for an even number), load generator ${generator} (rss: the highest seen; after = 15 s after the load):`)
   for (const [k, s] of Object.entries(summary)) log(`  ${k.padEnd(8)} ${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50} ms  p99 ${s.p99} ms  ratio to baseline ${(s.rps / base).toFixed(2)}  rss peak ${s.rssPeakMb.toFixed(0)} MB, after ${s.rssAfterMb.toFixed(0)} MB`)
   log(`  mcp / rest ${(summary.mcp.rps / summary.rest.rps).toFixed(2)}`)
   log(`  cache hit / baseline ${(summary.rest.rps / base).toFixed(2)} (target ≥ 5), 304 / baseline ${(summary['rest-304'].rps / base).toFixed(2)}`)

@@ -7,7 +7,7 @@
  */
 import type { ChildProcess } from 'node:child_process'
 import { childPids } from '../helpers/proc.ts'
-import type { PathStream } from './load.ts'
+import { median, type PathStream } from './load.ts'
 
 interface Measured {
   rps: number
@@ -59,7 +59,6 @@ function sampleTree(pid: number, rssMb: WorkersBench['rssMb']): { stop(): { own:
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 export async function benchWorkers(b: WorkersBench): Promise<WorkersResult> {
   const runs: { one: WorkersResult['one'][]; two: WorkersResult['two'][] } = { one: [], two: [] }
