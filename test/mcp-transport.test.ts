@@ -93,6 +93,18 @@ t.test('a confirmed session is trusted for a bounded time without asking the dat
   t.equal(after.body.error.code, -32001)
 })
 
+t.test('a DELETE racing a request of the same session: the session stays ended', async (t) => {
+  // The request's check asks the database before the DELETE commits and hears "live"; it must not then remember the
+  // session as confirmed, or the ended session would be served from memory afterwards.
+  for (let i = 0; i < 10; i++) {
+    const sid = await initialize(auth)
+    const [pinged, deleted] = await Promise.all([ping(sid), rpc(url, undefined, { authorization: auth, 'mcp-session-id': sid }, 'DELETE')])
+    t.equal(deleted.status, 200, `round ${i + 1}: DELETE ends it`)
+    t.ok(pinged.status === 200 || pinged.status === 404, `round ${i + 1}: the racing request is served or not found (${pinged.status})`)
+    t.equal((await ping(sid)).status, 404, `round ${i + 1}: afterwards the session is gone`)
+  }
+})
+
 t.test('the SDK client: a session, and terminateSession ends it', async (t) => {
   const { client, transport } = await mcpClient(t, url, auth)
   t.match(transport.sessionId, /^[A-Za-z0-9_-]{43}$/)

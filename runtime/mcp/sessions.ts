@@ -62,6 +62,11 @@ export class McpSessions {
   private readonly confirmMs: number
   /** Keyed by the session id's hash; in the order of confirmation (a Map keeps insertion order). */
   private readonly confirmed = new Map<string, Confirmed>()
+  /**
+   * Sessions ended while this process was asking the database about them: a check that began before the DELETE must
+   * not remember the session afterwards. Bounded like `confirmed` (oldest first out).
+   */
+  private readonly ended = new Set<string>()
   private readonly timer: NodeJS.Timeout | undefined
 
   constructor(
@@ -112,7 +117,7 @@ export class McpSessions {
       SELECT true AS live FROM s`
     this.confirmed.delete(key)
     if (rows.length !== 1) return false
-    if (this.confirmMs > 0) {
+    if (this.confirmMs > 0 && !this.ended.has(key)) {
       if (this.confirmed.size >= MAX_CONFIRMED) this.confirmed.delete(this.confirmed.keys().next().value!)
       this.confirmed.set(key, { accountId: p.accountId, userId: p.userId, at: now })
     }
@@ -124,7 +129,7 @@ export class McpSessions {
     if (!SESSION_ID.test(id)) return false
     const h = hash(id)
     const key = h.toString('base64')
-    this.confirmed.delete(key)
+    this.markEnded(key)
     // The other processes forget their confirmation when the deletion commits (the hot-reads channel, as for a revoked key).
     const rows = await this.sql`
       WITH d AS (
@@ -139,7 +144,14 @@ export class McpSessions {
   /** Forgets the confirmation of one session (the hash, as in a `session:` notice), or of all when a notice may have been lost. */
   forget(key?: string): void {
     if (key === undefined) this.confirmed.clear()
-    else this.confirmed.delete(key)
+    else this.markEnded(key)
+  }
+
+  private markEnded(key: string): void {
+    this.confirmed.delete(key)
+    if (this.confirmMs === 0) return
+    if (this.ended.size >= MAX_CONFIRMED) this.ended.delete(this.ended.values().next().value!)
+    this.ended.add(key)
   }
 
   /** Deletes expired sessions; returns how many. */
