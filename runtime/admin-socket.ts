@@ -19,6 +19,7 @@ import { AdminError } from './admin.ts'
 import { ImportError } from './import.ts'
 import { runAdminOp, type AdminContext } from './admin-ops.ts'
 import { encodeFrame } from './admin-frames.ts'
+import { drained } from './write-drain.ts'
 
 const MAX_REQUEST = 64 * 1024
 /** Longest Unix socket path (sun_path is 108 bytes on Linux, 104 on macOS). */
@@ -108,18 +109,7 @@ function framedContext(socket: net.Socket, ctx: AdminContext): AdminContext {
   const send = (frame: Buffer): Promise<void> | void => {
     if (socket.destroyed || !socket.writable) throw gone()
     if (socket.write(frame)) return
-    return new Promise<void>((resolve, reject) => {
-      const drained = () => {
-        socket.off('close', closed)
-        resolve()
-      }
-      const closed = () => {
-        socket.off('drain', drained)
-        reject(gone())
-      }
-      socket.once('drain', drained)
-      socket.once('close', closed)
-    })
+    return drained(socket, 'close', gone)
   }
   return {
     ...ctx,

@@ -8,6 +8,7 @@ import { resolve } from 'node:path'
 import type { ProgressSink } from '../../runtime/bundle/progress.ts'
 import { parse, UsageError } from './args.ts'
 import { progressRenderer, type Terminal } from './progress.ts'
+import { drained } from '../../runtime/write-drain.ts'
 
 /** Writing the bundle failed (a full disk, a closed pipe). */
 export class OutputError extends Error {
@@ -37,18 +38,7 @@ function streamSink(stream: NodeJS.WritableStream, what: string) {
     write(chunk: string): Promise<void> | void {
       if (failure) throw failure
       if (stream.write(chunk)) return
-      return new Promise<void>((ok, fail) => {
-        const drained = () => {
-          stream.off('error', failed)
-          ok()
-        }
-        const failed = () => {
-          stream.off('drain', drained)
-          fail(failure)
-        }
-        stream.once('drain', drained)
-        stream.once('error', failed)
-      })
+      return drained(stream, 'error', () => failure)
     },
     failure: () => failure,
   }

@@ -8,22 +8,15 @@ import type postgres from 'postgres'
 import { AdminError } from '../admin.ts'
 import type { Surface } from '../plan.ts'
 import { planChange, SURFACE_NAME, type VersionChange } from './rules.ts'
-import { effectiveStatus, type StoredStatus, type VersionRow } from './state.ts'
+import { effectiveStatus, type VersionRow } from './state.ts'
 import { markInitialized, readVersions, SURFACES, writeVersion } from './store.ts'
 import { USAGE_DAYS } from './usage.ts'
 
 /** The majors this build serves: REST's routes under /v1 (runtime/http/rest.ts), MCP's /v1/mcp (runtime/mcp/endpoint.ts). */
 export const SERVED_VERSIONS: Readonly<Record<Surface, readonly string[]>> = { rest: ['v1'], mcp: ['v1'] }
 
-export interface ListedVersion {
-  surface: Surface
-  name: string
-  /** Now: a deprecated version past its sunset date is `removed`. */
-  status: StoredStatus
-  sunsetDate: string | null
-  releasedAt: string
-  deprecatedAt: string | null
-  removedAt: string | null
+/** A row as `versions list` shows it: its status now (a deprecated version past its sunset date is `removed`). */
+export interface ListedVersion extends VersionRow {
   /** API keys and OAuth users that called it in the last 90 days (as recorded so far). */
   callers: number
 }
@@ -36,7 +29,7 @@ export async function listVersions(sql: postgres.Sql, surface: Surface | undefin
 }
 
 function listed(r: VersionRow, now: number): Omit<ListedVersion, 'callers'> {
-  return { surface: r.surface, name: r.name, status: effectiveStatus(r, now), sunsetDate: r.sunsetDate, releasedAt: r.releasedAt, deprecatedAt: r.deprecatedAt, removedAt: r.removedAt }
+  return { ...r, status: effectiveStatus(r, now) }
 }
 
 /**
