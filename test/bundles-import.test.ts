@@ -9,7 +9,7 @@ import fc from 'fast-check'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { PassThrough } from 'node:stream'
+import { PassThrough, Writable } from 'node:stream'
 import { registry } from '../resources/index.ts'
 import { compileRegistry, type CompiledResource } from '../runtime/registry.ts'
 import { createAccount } from '../runtime/admin.ts'
@@ -252,6 +252,16 @@ t.test('progress: a line per resource, a bar on a terminal, JSON events with --j
   const events = json.stderr.trim().split('\n').map((l) => JSON.parse(l))
   t.match(events[0], { type: 'start', op: 'import', format: 'ndjson', orgId })
   t.match(events.at(-1), { type: 'end', records: 43 })
+})
+
+t.test('export: a standard output that fails while the command waits for it to drain (a closed pipe)', async (t) => {
+  const broken = new Writable({
+    highWaterMark: 1,
+    write: (_chunk, _encoding, done) => setImmediate(() => done(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }))),
+  })
+  const r = await runCli(['export', '--org', orgId, '--format', 'ndjson'], env, { stdout: broken })
+  t.equal(r.code, 1, 'exit 1')
+  t.match(r.stderr, /\norgscan: Cannot write standard output: write EPIPE\n$/, 'the reason, as the last line')
 })
 
 t.test('export: to standard output, and its errors', async (t) => {
