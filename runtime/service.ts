@@ -4,8 +4,7 @@
  */
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { Resource } from './define.ts'
-import type { Clock, Config } from './config.ts'
+import type { Config } from './config.ts'
 import { compileRegistry } from './registry.ts'
 import { MEMORY_DATA_DIR, openDatabase, type Database } from './db/connect.ts'
 import { startAdminSocket, type AdminSocket } from './admin-socket.ts'
@@ -18,12 +17,10 @@ import type { ServiceContext } from './service-context.ts'
 import { buildDiscoveryRoutes, buildRestRouter, VERSION_HEADER } from './http/rest.ts'
 import { createHttpServer, type HttpServerOptions } from './http/server.ts'
 import { buildReferenceRoutes } from './http/reference-page.ts'
-import type { PromptDeclaration } from './define.ts'
 import { buildCatalog } from './mcp/server.ts'
 import { buildMcpRouter } from './mcp/endpoint.ts'
 import { McpSessions, SESSION_NOTICE } from './mcp/sessions.ts'
-import type { McpTool } from './mcp/resource-tools.ts'
-import { quotaFactory, type QuotaFactory } from './quota/factory.ts'
+import { quotaFactory } from './quota/factory.ts'
 import { BurstGuard, sendBare429 } from './quota/burst-guard.ts'
 import type { QuotaService } from './quota/types.ts'
 import { createPipeline } from './pipeline/pipeline.ts'
@@ -42,6 +39,9 @@ import { LiveVersions } from './versions/live.ts'
 import { VersionUsage } from './versions/usage.ts'
 import { adoptFirstStartVersions } from './versions/adopt.ts'
 import { createAdminServer } from './http/admin-listener.ts'
+import type { RunningService, ServiceOptions } from './service-api.ts'
+
+export type { RunningService, ServiceOptions } from './service-api.ts'
 
 /** The HTTP server's hook for answered requests: metrics and the access log, whichever are on. */
 function answered(metrics: Metrics | undefined, log: AccessLog | undefined): AccessLog | undefined {
@@ -83,63 +83,6 @@ async function announceReplica(db: Database, log: Logger): Promise<void> {
   if (!s.reachable) log.warn({ msg: `replica: ${at} is unreachable; reads go to the primary until it answers` })
   else if (!s.standby) log.warn({ msg: `replica: ${at} is not a standby (not in recovery); reads go to it, but nothing is taken off the primary` })
   else log.info({ msg: `replica: records of completed scans are read at ${at}`, lagBytes: s.lagBytes })
-}
-
-export interface ServiceOptions {
-  clock?: Clock
-  log?: Logger
-  /** The resource registry (resources/index.ts); passed in so the runtime never imports a resource. */
-  registry: readonly Resource[]
-  /** Called after migrations on a fresh database (demo seed). */
-  onEmptyDatabase?: (ctx: { db: Database; pepper: string; resources: ServiceContext['resources'] }) => Promise<void>
-  /** The MCP prompts (resources/prompts.ts); passed in like the registry. */
-  prompts?: readonly PromptDeclaration[]
-  /** Extra MCP tools, for tests (a tool needing `mcp:write`, the conformance suite's schema probe). */
-  mcpExtraTools?: readonly McpTool[]
-  /** The quota engine; default: the leasing PostgreSQL engine (runtime/quota/factory.ts). */
-  quota?: QuotaFactory
-  /** Where the access log goes (one line per answered request); none without it. */
-  accessLog?: AccessLog
-  /**
-   * This service is worker `slot` (1…N) of `orgscan serve --workers N` (docs/operating.md "Several processes"): the
-   * primary has migrated the database and serves the admin listener, so the service does neither; its metrics (for
-   * the primary to gather) add the per-worker series labelled with the slot.
-   */
-  worker?: { slot: number }
-}
-
-export interface RunningService {
-  /** The REST listener's root URL. */
-  url: string
-  /** The MCP endpoint (on the REST listener, or on MCP_PORT). */
-  mcpUrl: string
-  port: number
-  server: Server
-  ctx: ServiceContext
-  db: Database
-  pepper: string
-  /** The API-key authenticator (administration in this process forgets keys it changed; tests read its counters). */
-  auth: ApiKeyAuthenticator
-  /** The OAuth authorization server (its issuer is the MCP listener's address unless ORGSCAN_PUBLIC_URL is set). */
-  oauth: OAuthServer
-  /** Tells this process what an administrative change touched, as the admin socket does (tests use it in process). */
-  adminChanged(change: { account?: string; key?: string; oauth?: boolean }): void
-  /** The admin listener (`GET /metrics`), when ORGSCAN_ADMIN_PORT is set (and this is not a worker). */
-  adminUrl?: string
-  /** Reads on the replica (DATABASE_REPLICA_URL), with what happened to them (`replica.stats()`). */
-  replica?: ReplicaReads
-  /** The version table in memory (`reload()` re-reads it), and the record of who called each version (`flush()`). */
-  versions: LiveVersions
-  usage: VersionUsage
-  /** The metrics, when ORGSCAN_ADMIN_PORT is set (a worker hands them to its primary). */
-  metrics?: Metrics
-  /** The hot-read caches (hit, miss and eviction counts: `hot.responses.stats()`). */
-  hot: { responses: ResponseCache; orgs: OrgStateCache }
-  /**
-   * Graceful stop: stops accepting, lets answers in progress finish for up to `graceMs` (default 10 s), then returns
-   * unused quota, ends sessions' timers and closes the database.
-   */
-  close(graceMs?: number): Promise<void>
 }
 
 export async function startService(config: Config, opts: ServiceOptions): Promise<RunningService> {
