@@ -23,7 +23,7 @@ export interface Metrics {
   query(): () => void
 }
 
-export function createMetrics(o: { cacheStats: () => ResponseCacheStats; readPoolSize: number; replicaStats?: () => ReplicaReadStats; worker?: number }): Metrics {
+export function createMetrics(o: { cacheStats: () => ResponseCacheStats; inFlight: () => number; readPoolSize: number; replicaStats?: () => ReplicaReadStats; worker?: number }): Metrics {
   const registry = new client.Registry()
   client.collectDefaultMetrics({ register: registry, prefix: 'orgscan_' })
   const requests = new client.Counter({ name: 'orgscan_http_requests_total', help: 'Answered HTTP requests by method, route template and status.', labelNames: ['method', 'route', 'status'], registers: [registry] })
@@ -56,6 +56,22 @@ export function createMetrics(o: { cacheStats: () => ResponseCacheStats; readPoo
     registers: [registry],
     collect() {
       this.set(o.cacheStats().bytes)
+    },
+  })
+  new client.Gauge({
+    name: 'orgscan_response_cache_segment_bytes',
+    help: 'Memory of the segments the response cache has allocated (at most its bound; allocated once, never freed).',
+    registers: [registry],
+    collect() {
+      this.set(o.cacheStats().segmentBytes)
+    },
+  })
+  new client.Gauge({
+    name: 'orgscan_http_requests_in_flight',
+    help: 'HTTP requests being answered now (shutdown waits for them, up to its grace period).',
+    registers: [registry],
+    collect() {
+      this.set(o.inFlight())
     },
   })
   if (o.replicaStats) {

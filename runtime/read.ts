@@ -28,6 +28,11 @@ export type ReadResult = (
    * they are, between the envelope's head and tail (runtime/envelope.ts `renderReadParts`); `data` decodes them.
    */
   dataBytes?: Buffer
+  /**
+   * Present when `dataBytes` are lent from the response cache: call once they have been written (REST:
+   * runtime/http/response-done.ts), and exactly once; until then the cache does not reuse them.
+   */
+  release?: () => void
 }
 
 export interface ReadRequest {
@@ -114,20 +119,20 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
     const plan = planList(c, req.query, req.surface, parentId)
     const key = decl.scope === 'org' ? canonical(c, plan) : undefined
     const state = key ? await orgState(db, scope) : undefined
-    const hit = key && cached(db, state, key)
+    const hit = key && cached(db, state, key, req.surface)
     if (hit) return hit
     const row = await runRead(db, state, (pin) => listStatement(c, plan, { ...scope, scanId: pin }), plan.filter !== undefined)
     checkRow(row, decl.scope, decl.parent?.param)
     if (!row.org_ok && decl.scope === 'org') return orgDenied(db, scope.orgId!, req.principal)
     const count = Math.min(row.n, plan.limit)
-    return remember(db, scope, key, row, { kind: 'list', data: row.data ?? '[]', count, hasMore: row.n > plan.limit, plan, unpaged: decl.unpaged === true })
+    return remember(db, req.surface, scope, key, row, { kind: 'list', data: row.data ?? '[]', count, hasMore: row.n > plan.limit, plan, unpaged: decl.unpaged === true })
   }
 
   const idParam = decl.id?.param
   const plan = planGet(c, req.query, idParam === 'orgId' ? scope.orgId : idParam ? req.params[idParam] : undefined)
   const key = decl.scope === 'org' ? canonical(c, plan) : undefined
   const state = key ? await orgState(db, scope) : undefined
-  const hit = key && cached(db, state, key)
+  const hit = key && cached(db, state, key, req.surface)
   if (hit) return hit
   const row = await runRead(db, state, (pin) => getStatement(c, plan, { ...scope, scanId: pin }), false)
   if (decl.scope === 'org') {
@@ -138,7 +143,7 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
     if (decl.scope === 'account') return orgDenied(db, scope.orgId!, req.principal)
     throw new ApiError('not_found', `${decl.title} not found.`, idParam ? { parameter: idParam } : {})
   }
-  return remember(db, scope, key, row, { kind: 'one', data: row.data })
+  return remember(db, req.surface, scope, key, row, { kind: 'one', data: row.data })
 }
 
 /**
@@ -151,10 +156,13 @@ async function orgState(db: ReadDb, scope: Scope): Promise<OrgState | undefined>
   return db.hot.orgs.visible(scope.orgId!, scope.accountId, scope.userId)
 }
 
-/** The cached answer of an org-scoped read, when the caller may see the org (per the org-state cache) and it is held. */
-function cached(db: ReadDb, state: OrgState | undefined, key: string): ReadResult | undefined {
+/**
+ * The cached answer of an org-scoped read, when the caller may see the org (per the org-state cache) and it is held:
+ * for REST its records lent as bytes (`release()` once written), for MCP decoded to text.
+ */
+function cached(db: ReadDb, state: OrgState | undefined, key: string, surface: ReadRequest['surface']): ReadResult | undefined {
   if (!state || !state.scanId || !db.hot?.responses.enabled) return undefined
-  return db.hot.responses.get(`${state.scanId}\n${key}`)
+  return db.hot.responses.get(`${state.scanId}\n${key}`, surface === 'rest')
 }
 
 /**
@@ -182,13 +190,17 @@ async function runRead(db: ReadDb, state: OrgState | undefined, build: (pin?: st
 }
 
 /** A successful answer read from the database: tagged (org-scoped), and kept for the next identical read. */
-function remember(db: ReadDb, scope: Scope, key: string | undefined, row: ResultRow, result: ReadResult): ReadResult {
+function remember(db: ReadDb, surface: ReadRequest['surface'], scope: Scope, key: string | undefined, row: ResultRow, result: ReadResult): ReadResult {
   if (key === undefined || row.scan_id === null) return result
   result.etag = etagOf(row.scan_id, key)
   if (db.hot) {
     db.hot.orgs.observed(scope.orgId!, row.scan_id)
-    // The bytes kept are also what REST writes for this answer (no second encoding of the records).
-    if (db.hot.responses.enabled) result.dataBytes = db.hot.responses.set(`${row.scan_id}\n${key}`, result)
+    // For REST, the bytes kept are lent back as what it writes for this answer (no second encoding of the records).
+    const lent = db.hot.responses.enabled ? db.hot.responses.set(`${row.scan_id}\n${key}`, result, surface === 'rest') : undefined
+    if (lent) {
+      result.dataBytes = lent.dataBytes
+      result.release = lent.release
+    }
   }
   return result
 }

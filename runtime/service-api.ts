@@ -70,6 +70,8 @@ export interface RunningService {
   metrics?: Metrics
   /** The hot-read caches (hit, miss and eviction counts: `hot.responses.stats()`). */
   hot: { responses: ResponseCache; orgs: OrgStateCache }
+  /** Requests being answered now (what a graceful stop waits for). */
+  inFlight(): number
   /**
    * Graceful stop: stops accepting, lets answers in progress finish for up to `graceMs` (default 10 s), then returns
    * unused quota, ends sessions' timers and closes the database.

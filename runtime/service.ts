@@ -154,7 +154,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     // cache above), so answers never depend on its lag (docs/decisions.md "Read replicas").
     const replica = db.replica ? new ReplicaReads(db.replica.sql, log, clock) : undefined
     if (db.replica) await announceReplica(db, log)
-    metrics = config.admin.port !== undefined ? createMetrics({ cacheStats: () => h.responses.stats(), readPoolSize: config.poolSize, replicaStats: replica && (() => replica.stats()), worker: opts.worker?.slot }) : undefined
+    metrics = config.admin.port !== undefined ? createMetrics({ cacheStats: () => h.responses.stats(), inFlight: () => lifecycle.inFlight, readPoolSize: config.poolSize, replicaStats: replica && (() => replica.stats()), worker: opts.worker?.slot }) : undefined
     const m = metrics
     const pipeline = createPipeline({
       read: { sql: db.read, replica, shapes: new PreparedShapes(), hot, onQuery: m ? () => m.query() : undefined },
@@ -256,6 +256,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       versions: vt,
       usage: vu,
       hot: h,
+      inFlight: () => lifecycle.inFlight,
       replica,
       metrics: m,
       adminUrl: adminServer ? `http://${config.admin.host.includes(':') ? `[${config.admin.host}]` : config.admin.host}:${(adminServer.address() as AddressInfo).port}` : undefined,

@@ -7,6 +7,7 @@
  */
 import t from 'tap'
 import { readFileSync } from 'node:fs'
+import { connect, type Socket } from 'node:net'
 import { registry } from '../resources/index.ts'
 import { compileRegistry, type CompiledResource } from '../runtime/registry.ts'
 import { importScan, type ScanBundle } from '../runtime/import.ts'
@@ -135,6 +136,76 @@ t.test('bounded by bytes: the least recently used go first', async (t) => {
   const oldest = small.svc.hot.responses.stats().misses
   await small.get(`/v1/orgs/${org.salesforceId}/fields?limit=20&offset=0`, a)
   t.equal(small.svc.hot.responses.stats().misses, oldest + 1, 'the oldest was evicted')
+})
+
+/** Sends `paths` pipelined on one connection and gives the bodies of the answers once `resume()` lets it read. */
+function pipelined(url: string, a: string, paths: string[]): { socket: Socket; bodies: Promise<string[]> } {
+  const { hostname, port } = new URL(url)
+  const socket = connect(Number(port), hostname)
+  socket.pause()
+  socket.write(paths.map((p) => `GET ${p} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${a}\r\n\r\n`).join(''))
+  const bodies = new Promise<string[]>((resolve, reject) => {
+    let buf = Buffer.alloc(0)
+    const out: string[] = []
+    socket.on('data', (d: Buffer) => {
+      buf = Buffer.concat([buf, d])
+      for (;;) {
+        const end = buf.indexOf('\r\n\r\n')
+        if (end < 0) break
+        const length = Number(/content-length: (\d+)/i.exec(buf.subarray(0, end).toString('latin1'))?.[1])
+        if (buf.length < end + 4 + length) break
+        out.push(buf.subarray(end + 4, end + 4 + length).toString('utf8'))
+        buf = buf.subarray(end + 4 + length)
+      }
+      if (out.length === paths.length) {
+        socket.destroy()
+        resolve(out)
+      }
+    })
+    socket.on('error', reject)
+  })
+  return { socket, bodies }
+}
+
+async function until(check: () => boolean, ms = 5000): Promise<boolean> {
+  for (const t0 = Date.now(); Date.now() - t0 < ms; await new Promise((r) => setTimeout(r, 10))) if (check()) return true
+  return check()
+}
+
+t.test('a slow reader gets the bytes it asked for while the cache turns over; its segments are released', async (t) => {
+  // 16 segments of 64 KB: the distinct pages below turn the unpinned ones over while the reader waits.
+  const small = await startTestService(t, { config: { cache: { maxBytes: 1024 * 1024, orgStateMs: 0 } } })
+  const a = await small.keyHeader(org.accountId)
+  const page = (offset: number) => `/v1/orgs/${org.salesforceId}/fields?limit=100&offset=${offset}`
+  const paths = [0, 100, 200].map(page)
+  const expected = new Map<string, string>()
+  for (const p of paths) {
+    const r = await small.get(p, a)
+    t.equal(r.status, 200)
+    t.ok(r.text.length > 16_000 && r.text.length < 60_000, `a page of ${r.text.length} bytes: kept in one segment, larger than the socket takes at once`)
+    expected.set(p, r.text)
+  }
+  // About 14 MB: more than the connection's socket buffers on both sides take, so answers wait in the server.
+  const asked = Array.from({ length: 300 }, (_, i) => paths[i % paths.length])
+  const stats = () => small.svc.hot.responses.stats()
+  const slow = pipelined(small.url, a, asked)
+  t.ok(await until(() => stats().pinnedSegments > 0), `segments pinned by the answers waiting for the reader (${stats().pinnedSegments})`)
+  const evictions = stats().evictions
+  for (let offset = 1; offset <= 40; offset++) t.equal((await small.get(page(offset), a)).status, 200)
+  t.ok(stats().evictions > evictions, `the cache turned over meanwhile (${stats().evictions - evictions} evictions)`)
+  slow.socket.resume()
+  const bodies = await slow.bodies
+  t.equal(bodies.length, asked.length)
+  t.ok(bodies.every((b, i) => b === expected.get(asked[i])), 'every answer is the bytes of the page asked for')
+  t.ok(await until(() => stats().pinnedSegments === 0), 'no segment stays pinned once the reader has everything')
+
+  // A reader that goes away without reading releases what its answers held.
+  const gone = pipelined(small.url, a, asked)
+  t.ok(await until(() => stats().pinnedSegments > 0), 'pinned while the answers wait')
+  gone.socket.destroy()
+  t.ok(await until(() => stats().pinnedSegments === 0), 'released when the connection closes')
+  // Its answers queued behind the first never closed themselves: they are no longer counted in flight either.
+  t.ok(await until(() => small.svc.inFlight() === 0), 'no request is left in flight')
 })
 
 t.test('a new scan imported in this process is served at once (production org-state bound)', async (t) => {

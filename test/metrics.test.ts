@@ -52,6 +52,9 @@ t.test('the admin listener serves the metrics; the public port does not', async 
   t.equal(sample(text, 'orgscan_mcp_tool_calls_total', { tool: 'list_org_objects', error: 'bad_filter' }), 1, 'by error code')
   t.ok((sample(text, 'orgscan_response_cache_hits_total') ?? 0) >= 2, 'cache hits (the repeated list)')
   t.ok((sample(text, 'orgscan_response_cache_bytes') ?? 0) > 0, 'cache size')
+  const segments = sample(text, 'orgscan_response_cache_segment_bytes') ?? 0
+  t.ok(segments > 0 && segments <= ts.svc.hot.responses.maxBytes, `the cache's allocated memory, within its bound (${segments})`)
+  t.equal(sample(text, 'orgscan_http_requests_in_flight'), 0, 'no public request in flight between requests (the scrape is on the admin listener)')
   t.ok(sample(text, 'orgscan_process_resident_memory_bytes'), 'process metrics')
   t.ok((sample(text, 'orgscan_db_read_query_duration_seconds_count') ?? 0) >= 3, 'read query time (the misses)')
   t.equal(sample(text, 'orgscan_db_read_queries_in_flight'), 0, 'none running now')

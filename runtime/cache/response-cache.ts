@@ -1,94 +1,216 @@
 /**
  * The response cache of one process (docs/decisions.md "Hot reads"): answers to reads of org-scoped resources,
  * keyed by the scan they read and the request's canonical form. A completed scan never changes, so an entry never
- * goes stale: a new scan has a new id and so new keys, and entries of older scans age out of the LRU. Bounded by
- * the bytes of the records' JSON (plus a per-entry overhead); the least recently used entries are evicted first.
+ * goes stale: a new scan has a new id and so new keys, and entries of older scans age out.
+ *
+ * Storage is slabs, not one allocation per answer (docs/decisions.md "Memory"): the records' JSON is written into
+ * segments of up to 4 MB (a sixteenth of the bound), allocated once and reused for the life of the process. Answers
+ * freed one by one among the requests' own short-lived allocations of the same sizes left the C heap fragmented, so
+ * the process held about 2.5× the bound; segments are allocated once and never freed, so the cache's resident memory
+ * is its bound. Eviction empties the oldest segment whole; an answer read while it sits in the older half of the
+ * segments is copied forward into the newest, so what is read keeps its place (least recently used first, a segment
+ * at a time).
+ *
+ * Bytes are lent, not copied: an answer for REST is a view into its segment, which REST writes as it is. A segment is
+ * overwritten once reused, so a lent answer pins its segment until `release()` (REST: once the socket has taken
+ * every byte, runtime/http/response-done.ts); eviction passes over pinned segments, and when every segment is pinned a
+ * new answer is simply not kept. An answer for any other surface is decoded to text at once and pins nothing.
  */
 import type { ReadResult } from '../read.ts'
-
-/**
- * An entry: the answer as a hit returns it — the records' JSON held as UTF-8 bytes (half the memory of text), their
- * text decoded only when a surface asks for `data` — one object for every hit (readers do not change it); `use`: when it
- * last moved to the recent end.
- */
-interface Entry {
-  result: ReadResult
-  bytes: number
-  use: number
-}
 
 export interface ResponseCacheStats {
   hits: number
   misses: number
   evictions: number
   entries: number
+  /** What the held answers take of the bound: their bytes plus a per-entry overhead. */
   bytes: number
   maxBytes: number
+  /** Memory of the segments allocated so far (never more than maxBytes). */
+  segmentBytes: number
+  /** Segments that answers being written pin now. */
+  pinnedSegments: number
+}
+
+/** Records lent from the cache: valid until `release()`, which must be called exactly once. */
+export interface Lent {
+  dataBytes: Buffer
+  release: () => void
 }
 
 /** What an entry costs besides its JSON: the key, the plan object and the map's own bookkeeping (estimated). */
 const ENTRY_OVERHEAD = 512
+/** Segment size: a sixteenth of the bound, between these two (and never more than the bound). */
+const SEGMENT_MIN = 64 * 1024
+const SEGMENT_MAX = 4 * 1024 * 1024
+
+interface Segment {
+  buf: Buffer
+  /** Bytes of the bound used so far (answers and their overheads). */
+  used: number
+  /** Keys written here; an entry moved forward or replaced no longer points here and is skipped at eviction. */
+  keys: string[]
+  /** Order of (re)use: higher is newer; changes whenever the segment is reused. */
+  seq: number
+  /** Lent answers not yet released. */
+  pins: number
+}
+
+interface Entry {
+  /** The answer as REST gets it (records as a view into the segment, `release` unpinning it): one object per entry. */
+  lent: ReadResult & Lent
+  meta: Omit<ReadResult, 'data' | 'dataBytes'>
+  seg: Segment
+  /** The segment's seq when written: another value means the bytes were overwritten. */
+  seq: number
+  off: number
+  len: number
+  cost: number
+}
 
 export class ResponseCache {
   private readonly entries = new Map<string, Entry>()
   private readonly counts = { hits: 0, misses: 0, evictions: 0 }
+  private readonly segmentSize: number
+  private readonly maxSegments: number
+  /** Segments holding answers, oldest first; the last is the one written to. */
+  private readonly live: Segment[] = []
+  private allocated = 0
+  private seq = 0
   private bytes = 0
-  /** Moves to the recent end so far (each insertion and each move counts one). */
-  private uses = 0
 
   /** `maxBytes` 0 disables the cache (every lookup misses, nothing is stored). */
-  constructor(readonly maxBytes: number) {}
+  constructor(readonly maxBytes: number) {
+    this.segmentSize = Math.min(maxBytes, Math.max(SEGMENT_MIN, Math.min(SEGMENT_MAX, Math.floor(maxBytes / 16))))
+    this.maxSegments = this.segmentSize > 0 ? Math.floor(maxBytes / this.segmentSize) : 0
+  }
 
   get enabled(): boolean {
     return this.maxBytes > 0
   }
 
-  get(key: string): ReadResult | undefined {
-    const e = this.entries.get(key)
+  /**
+   * The answer kept under `key`. `lend`: its records as bytes lent from the cache (`dataBytes`, valid until the
+   * answer's `release()`, which the caller must call once); otherwise decoded to `data` now, with nothing to release.
+   */
+  get(key: string, lend: boolean): ReadResult | undefined {
+    let e = this.entries.get(key)
     if (!e) {
       this.counts.misses++
       return undefined
     }
-    // Least recently used first: Map keeps insertion order, so a hit moves its entry to the end — unless it already is
-    // among the newer half, which eviction reaches only after every older entry (a hot entry is not moved on every hit).
-    if (this.uses - e.use > this.entries.size / 2) {
-      this.entries.delete(key)
-      this.entries.set(key, e)
-      e.use = ++this.uses
-    }
     this.counts.hits++
-    return e.result
+    // Read while among the older half of the segments: written again into the newest, so eviction reaches it last.
+    if (this.live.length > 1 && this.seq - e.seg.seq >= this.live.length / 2) {
+      // Pinned while copied, so the segment read from is not the one reused for the copy.
+      const from = e
+      from.seg.pins++
+      e = this.place(key, from.meta, from.seg.buf.subarray(from.off, from.off + from.len)) ?? from
+      from.seg.pins--
+    }
+    if (!lend) return { ...e.meta, data: e.seg.buf.toString('utf8', e.off, e.off + e.len) } as ReadResult
+    e.seg.pins++
+    return e.lent
   }
 
-  /** Keeps an answer; returns the records' JSON as the bytes it keeps (undefined when the answer is too large to keep). */
-  set(key: string, result: ReadResult): Buffer | undefined {
-    const body = Buffer.from(result.data, 'utf8')
-    const bytes = body.length + 2 * key.length + ENTRY_OVERHEAD
-    if (bytes > this.maxBytes / 8) return undefined // one answer never takes more than an eighth of the cache
-    const { data: _data, dataBytes: _bytes, ...rest } = result
-    const hit = { ...rest, dataBytes: body, get data() { return body.toString('utf8') } } as ReadResult
+  /**
+   * Keeps an answer. `lend`: returns its records as bytes lent from the cache (release them once written); otherwise
+   * nothing. Undefined also when the answer is too large to keep, or every segment is pinned.
+   */
+  set(key: string, result: ReadResult, lend: boolean): Lent | undefined {
+    const { data, dataBytes: _bytes, ...meta } = result
+    const e = this.place(key, meta, data)
+    if (!e || !lend) return undefined
+    e.seg.pins++
+    return e.lent
+  }
+
+  /** Writes an answer's records into the newest segment (starting a segment when it is full) and indexes it. */
+  private place(key: string, meta: Entry['meta'], data: string | Buffer): Entry | undefined {
+    const len = typeof data === 'string' ? Buffer.byteLength(data, 'utf8') : data.length
+    const cost = len + 2 * key.length + ENTRY_OVERHEAD
+    if (cost > this.segmentSize) return undefined
+    let seg = this.live.at(-1)
+    if (!seg || seg.used + cost > this.segmentSize) seg = this.nextSegment()
+    if (!seg) return undefined
+    const off = seg.used
+    if (typeof data === 'string') seg.buf.write(data, off, len, 'utf8')
+    else data.copy(seg.buf, off)
+    seg.used += cost
+    seg.keys.push(key)
     const old = this.entries.get(key)
-    if (old) {
-      this.bytes -= old.bytes
-      this.entries.delete(key)
+    if (old) this.bytes -= old.cost
+    const e = entry(meta, seg, off, len, cost)
+    this.entries.set(key, e)
+    this.bytes += cost
+    return e
+  }
+
+  /**
+   * A segment to write to: a new one while the bound allows, else the oldest that no answer being written pins, its
+   * answers evicted; undefined when every segment is pinned.
+   */
+  private nextSegment(): Segment | undefined {
+    let seg: Segment
+    if (this.allocated < this.maxSegments) {
+      // allocUnsafeSlow: a buffer of its own (never a slice of Node's shared pool), allocated once, kept for good.
+      seg = { buf: Buffer.allocUnsafeSlow(this.segmentSize), used: 0, keys: [], seq: 0, pins: 0 }
+      this.allocated++
+    } else {
+      const i = this.live.findIndex((s) => s.pins === 0)
+      if (i < 0) return undefined
+      seg = this.live.splice(i, 1)[0]
+      for (const k of seg.keys) {
+        const e = this.entries.get(k)
+        if (e?.seg !== seg) continue
+        this.entries.delete(k)
+        this.bytes -= e.cost
+        this.counts.evictions++
+      }
+      seg.used = 0
+      seg.keys = []
     }
-    this.entries.set(key, { result: hit, bytes, use: ++this.uses })
-    this.bytes += bytes
-    for (const [k, e] of this.entries) {
-      if (this.bytes <= this.maxBytes) break
-      this.entries.delete(k)
-      this.bytes -= e.bytes
-      this.counts.evictions++
-    }
-    return body
+    seg.seq = ++this.seq
+    this.live.push(seg)
+    return seg
   }
 
   stats(): ResponseCacheStats {
-    return { ...this.counts, entries: this.entries.size, bytes: this.bytes, maxBytes: this.maxBytes }
+    return {
+      ...this.counts,
+      entries: this.entries.size,
+      bytes: this.bytes,
+      maxBytes: this.maxBytes,
+      segmentBytes: this.allocated * this.segmentSize,
+      pinnedSegments: this.live.filter((s) => s.pins > 0).length,
+    }
   }
 
+  /** Forgets every answer; the segments stay allocated for the answers to come (pinned ones are reused once released). */
   clear(): void {
     this.entries.clear()
+    for (const seg of this.live) seg.keys = []
+    // Written on from a fresh segment: what is lent now stays as it is until released.
+    for (const seg of this.live) if (seg.pins === 0) seg.used = 0
+    this.live.sort((a, b) => (a.pins > 0 ? 0 : 1) - (b.pins > 0 ? 0 : 1) || a.seq - b.seq)
     this.bytes = 0
   }
+}
+
+function entry(meta: Entry['meta'], seg: Segment, off: number, len: number, cost: number): Entry {
+  const seq = seg.seq
+  const dataBytes = seg.buf.subarray(off, off + len)
+  const lent = {
+    ...meta,
+    dataBytes,
+    // The text, for a surface that asks for it while the answer is lent (the bytes are then still the entry's).
+    get data(): string {
+      if (seg.seq !== seq) throw new Error('a cached answer was read after its segment was reused (released too early)')
+      return dataBytes.toString('utf8')
+    },
+    release: () => {
+      seg.pins--
+    },
+  } as ReadResult & Lent
+  return { lent, meta, seg, seq, off, len, cost }
 }

@@ -16,6 +16,8 @@ import { discoveryPayload, versionState, type VersionSource } from '../versions/
 import type { Clock } from '../config.ts'
 import type { Surface } from '../plan.ts'
 import type { Routes } from './server.ts'
+import type { ReadResult } from '../read.ts'
+import { releaseWhenWritten } from './response-done.ts'
 
 export const VERSION_HEADER = 'X-Orgscan-API-Version'
 
@@ -62,14 +64,25 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
     const headers = out.rate ? Object.assign(vh, out.rate.headers) : vh
     if (!out.ok) return sendError(res, out.error, headers)
     if (out.kind === 'quota') return sendJson(res, 200, JSON.stringify({ data: { rateLimit: out.state } }), headers)
-    const etag = out.result.etag
-    if (etag === undefined) return sendJson(res, 200, renderRead(out.result, (req.url ?? '').split('?')[0], qs), headers)
+    const release = out.result.release
+    if (!release) return respond(req, res, out.result, qs, headers)
+    try {
+      respond(req, res, out.result, qs, headers)
+    } finally {
+      // The records were lent by the response cache: given back once the socket has taken them.
+      releaseWhenWritten(res, release)
+    }
+  }
+
+  /** The answer of a read: tagged when org-scoped (200, or 304 when the client holds it), plain otherwise. */
+  const respond = (req: IncomingMessage, res: ServerResponse, r: ReadResult, qs: string, headers: Headers): void => {
+    const etag = r.etag
+    if (etag === undefined) return sendJson(res, 200, renderRead(r, (req.url ?? '').split('?')[0], qs), headers)
     // An org-scoped answer: tagged, revalidated by the client on every use (it stays authenticated and counted),
     // and 304 with no body when the client holds the current answer (docs/decisions.md "ETags").
     const tagged = Object.assign(headers, { ETag: etag, 'Cache-Control': 'private, no-cache' })
     if (matchesIfNoneMatch(req.headers['if-none-match'], etag)) return sendNotModified(res, tagged)
     const path = (req.url ?? '').split('?')[0]
-    const r = out.result
     // An answer from the cache holds its records as bytes: written as they are, between the envelope's head and tail.
     sendJson(res, 200, r.dataBytes ? renderReadParts(r as typeof r & { dataBytes: Buffer }, path, qs) : renderRead(r, path, qs), tagged)
   }

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto'
 import { accessLine, noteRoute, type AccessLog } from './access-log.ts'
 import { ApiError } from '../errors.ts'
 import { sendError } from './respond.ts'
+import { whenResponseDone } from './response-done.ts'
 
 export type Router = {
   lookup(req: IncomingMessage, res: ServerResponse): unknown
@@ -99,7 +100,8 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     const incoming = req.headers['x-request-id']
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
     res.setHeader('X-Request-Id', requestId)
-    res.once('close', () => {
+    // Done when the response closes, or its connection does first (a pipelined response queued behind a stalled one).
+    whenResponseDone(res, () => {
       if (life) life.inFlight--
       if (log) log(accessLine(req, res.statusCode, startedAt, requestId, !res.writableFinished))
       if (--st.open === 0 && st.pendingError !== undefined && req.socket.writable) req.socket.end(st.pendingError)

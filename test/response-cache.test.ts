@@ -1,0 +1,106 @@
+// The response cache's storage (runtime/cache/response-cache.ts): answers in reused segments, bounded by bytes, the
+// least recently used going first, and bytes lent to a writer never overwritten before they are released. The cache
+// over the wire (keys, ETags, who may see what, a slow reader) is tested in hot-reads.test.ts.
+import t from 'tap'
+import { ResponseCache } from '../runtime/cache/response-cache.ts'
+import type { ReadResult } from '../runtime/read.ts'
+
+const answer = (i: number, size = 6000): ReadResult => ({ kind: 'one', data: JSON.stringify({ i, pad: `${i}:`.padEnd(size, String.fromCharCode(97 + (i % 26))) }) })
+const MB = 1024 * 1024
+
+t.test('kept answers come back: decoded for MCP, lent as bytes for REST', async (t) => {
+  const cache = new ResponseCache(MB)
+  t.equal(cache.set('k1', answer(1), false), undefined, 'kept; nothing lent when not asked to')
+  const text = cache.get('k1', false)!
+  t.equal(text.data, answer(1).data, 'decoded to the same text')
+  t.equal(text.dataBytes, undefined, 'no bytes lent')
+  t.equal(text.release, undefined, 'nothing to release')
+  const lent = cache.get('k1', true)!
+  t.equal(lent.dataBytes!.toString('utf8'), answer(1).data, 'lent: the same bytes')
+  t.equal(lent.data, answer(1).data, 'and its text while lent')
+  t.equal(cache.stats().pinnedSegments, 1, 'its segment is pinned while lent')
+  lent.release!()
+  t.equal(cache.stats().pinnedSegments, 0, 'and free once released')
+  const fresh = cache.set('k2', answer(2), true)!
+  t.equal(fresh.dataBytes.toString('utf8'), answer(2).data, 'set lends the bytes it kept')
+  fresh.release()
+  const s = cache.stats()
+  t.equal(s.hits, 2)
+  t.equal(s.entries, 2)
+})
+
+t.test('lent bytes are never overwritten before they are released; released segments are reused', async (t) => {
+  const cache = new ResponseCache(MB)
+  cache.set('k1', answer(1), false)
+  const lent = cache.get('k1', true)!
+  // Fill the cache several times over: every segment but the pinned one is reused again and again.
+  for (let i = 2; i < 800; i++) cache.set(`k${i}`, answer(i), false)
+  t.equal(lent.dataBytes!.toString('utf8'), answer(1).data, 'the lent bytes are intact')
+  t.equal(cache.get('k1', false)?.data, answer(1).data, 'and still held: the pinned segment was passed over')
+  let s = cache.stats()
+  t.ok(s.evictions > 0, `evictions counted (${s.evictions})`)
+  t.ok(s.bytes <= s.maxBytes, `answers within the bound (${s.bytes} ≤ ${s.maxBytes})`)
+  t.equal(s.segmentBytes, MB, 'segments allocated up to the bound, never past it')
+  lent.release!()
+  for (let i = 800; i < 1600; i++) cache.set(`k${i}`, answer(i), false)
+  t.equal(cache.get('k1', false), undefined, 'released: its segment was reused')
+  s = cache.stats()
+  t.equal(s.segmentBytes, MB, 'still no segment past the bound')
+  t.ok(s.entries > 100 && s.entries < 200, `about a megabyte of 6 KB answers held (${s.entries})`)
+  for (let i = 1600 - s.entries + 20; i < 1600; i++) t.equal(cache.get(`k${i}`, false)?.data, answer(i).data, `k${i} held intact`)
+})
+
+t.test('every segment pinned: a new answer is not kept, nothing is overwritten', async (t) => {
+  const cache = new ResponseCache(MB)
+  const held: ReadResult[] = []
+  for (let i = 0; ; i++) {
+    const lent = cache.set(`k${i}`, answer(i), true)
+    if (!lent) break
+    held.push({ ...answer(i), ...lent })
+  }
+  t.equal(cache.stats().pinnedSegments, 16, 'all 16 segments pinned')
+  t.equal(cache.set('more', answer(9999), true), undefined, 'a new answer is not kept')
+  t.equal(cache.get('more', false), undefined)
+  for (const [i, h] of held.entries()) if (h.dataBytes!.toString('utf8') !== answer(i).data) t.fail(`lent answer ${i} overwritten`)
+  t.pass(`${held.length} lent answers intact`)
+  for (const h of held) h.release!()
+  t.ok(cache.set('more', answer(9999), true), 'released: kept again')
+})
+
+t.test('an answer read while the cache turns over stays; one never read goes', async (t) => {
+  const cache = new ResponseCache(MB)
+  cache.set('hot', answer(0), false)
+  cache.set('cold', answer(1), false)
+  for (let i = 2; i < 2000; i++) {
+    cache.set(`k${i}`, answer(i), false)
+    if (i % 50 === 0) {
+      const hit = cache.get('hot', true)
+      t.equal(hit?.dataBytes?.toString('utf8'), answer(0).data, `hot still held after ${i} answers`)
+      hit?.release!()
+    }
+  }
+  t.equal(cache.get('cold', false), undefined, 'cold was evicted')
+  t.ok(cache.stats().segmentBytes <= MB, 'still within the bound')
+})
+
+t.test('sizes: too large for a segment is not kept, a disabled cache keeps nothing, clear forgets', async (t) => {
+  const cache = new ResponseCache(MB)
+  t.equal(cache.set('big', answer(1, 70 * 1024), true), undefined, 'an answer larger than a segment (64 KB here) is not kept')
+  t.equal(cache.get('big', false), undefined)
+  const off = new ResponseCache(0)
+  t.equal(off.enabled, false)
+  t.equal(off.set('k', answer(1), true), undefined)
+  t.equal(off.get('k', true), undefined)
+  t.equal(off.stats().segmentBytes, 0)
+  cache.set('k', answer(2), false)
+  t.ok(cache.get('k', false))
+  cache.clear()
+  t.equal(cache.get('k', false), undefined, 'cleared')
+  t.equal(cache.stats().bytes, 0)
+  cache.set('k', answer(3), false)
+  t.equal(cache.get('k', false)?.data, answer(3).data, 'kept again after clear')
+  // A key kept twice counts once.
+  cache.set('k', answer(3), false)
+  t.equal(cache.stats().entries, 1)
+  t.equal(cache.stats().bytes, Buffer.byteLength(answer(3).data) + 2 + 512)
+})
