@@ -45,6 +45,11 @@ export interface Config {
   statementTimeoutMs: number
   /** How long a stopping process lets answers in progress finish (SIGTERM), ms. */
   drainMs: number
+  /**
+   * A connection with nothing read or written for this long is closed (0: never), ms: a client that stops reading its
+   * answers holds them in the server (and pins response-cache segments) no longer than this.
+   */
+  idleSocketMs: number
   /** One JSON line per request on stderr (`orgscan serve`). */
   accessLog: boolean
   /** Retention: scans kept per org (0: all), and how often older ones are pruned, ms. */
@@ -125,7 +130,8 @@ export const MAX_WORKERS = 64
 const intFromEnv = (min: number, max: number) =>
   v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min), v.maxValue(max))
 
-const EnvSchema = v.object({
+/** Every setting read from the environment, with its default (README.md's settings table documents each). */
+export const EnvSchema = v.object({
   PORT: v.optional(intFromEnv(0, 65535), '3000'),
   HOST: v.optional(v.string(), '127.0.0.1'),
   ORGSCAN_DATA_DIR: v.optional(v.string(), './data'),
@@ -147,6 +153,7 @@ const EnvSchema = v.object({
   ORGSCAN_STATEMENT_TIMEOUT_MS: v.optional(intFromEnv(0, 600_000), '5000'),
   ORGSCAN_CACHE_MB: v.optional(intFromEnv(0, 1_000_000), '64'),
   ORGSCAN_DRAIN_MS: v.optional(intFromEnv(0, 600_000), '10000'),
+  ORGSCAN_IDLE_SOCKET_MS: v.optional(intFromEnv(0, 3_600_000), '60000'),
   ORGSCAN_ACCESS_LOG: v.optional(v.picklist(['on', 'off']), 'on'),
   ORGSCAN_ADMIN_PORT: v.optional(intFromEnv(0, 65535)),
   ORGSCAN_KEEP_SCANS: v.optional(intFromEnv(0, 1_000_000), '10'),
@@ -284,6 +291,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     statementTimeoutMs: e.ORGSCAN_STATEMENT_TIMEOUT_MS,
     cache: { maxBytes: e.ORGSCAN_CACHE_MB * 1024 * 1024, orgStateMs: e.ORGSCAN_ORG_CACHE_MS },
     drainMs: e.ORGSCAN_DRAIN_MS,
+    idleSocketMs: e.ORGSCAN_IDLE_SOCKET_MS,
     accessLog: e.ORGSCAN_ACCESS_LOG === 'on',
     admin: { port: e.ORGSCAN_ADMIN_PORT, host: e.ORGSCAN_ADMIN_HOST },
     retention: { keepScans: e.ORGSCAN_KEEP_SCANS, everyMs: e.ORGSCAN_PRUNE_EVERY_MS },

@@ -1,6 +1,7 @@
 /** Configuration: every problem is reported at once, cross-field and version-table problems included. */
 import t from 'tap'
-import { ConfigError, loadConfig } from '../runtime/config.ts'
+import { readFileSync } from 'node:fs'
+import { ConfigError, EnvSchema, loadConfig } from '../runtime/config.ts'
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -48,4 +49,15 @@ t.test('DATABASE_REPLICA_URL: PostgreSQL only, with its primary', async (t) => {
   const c = loadConfig({ DATABASE_URL: 'postgres://db/orgscan', DATABASE_REPLICA_URL: 'postgres://replica/orgscan' })
   t.equal(c.replicaUrl, 'postgres://replica/orgscan')
   t.equal(loadConfig({}).replicaUrl, undefined, 'none by default')
+})
+
+t.test('README.md documents every setting, and only settings that exist', async (t) => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+  // The settings table: rows whose first cell names settings in backquotes.
+  const rows = readme.split('\n').filter((l) => /^\| `[A-Z][A-Z0-9_]+`/.test(l))
+  const documented = new Set(rows.flatMap((l) => [...l.split('|')[1].matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1])))
+  const settings = Object.keys(EnvSchema.entries)
+  t.ok(settings.length > 40, `the schema's settings (${settings.length})`)
+  for (const s of settings) t.ok(documented.has(s), `${s} is in README.md's settings table`)
+  for (const d of documented) t.ok(settings.includes(d), `${d} in README.md is a setting`)
 })

@@ -208,6 +208,24 @@ t.test('a slow reader gets the bytes it asked for while the cache turns over; it
   t.ok(await until(() => small.svc.inFlight() === 0), 'no request is left in flight')
 })
 
+t.test('a reader that stops reading is cut off after ORGSCAN_IDLE_SOCKET_MS, and what it pinned is released', async (t) => {
+  const idle = await startTestService(t, { config: { cache: { maxBytes: 1024 * 1024, orgStateMs: 0 }, idleSocketMs: 500 } })
+  const a = await idle.keyHeader(org.accountId)
+  const p = `/v1/orgs/${org.salesforceId}/fields?limit=100`
+  t.equal((await idle.get(p, a)).status, 200)
+  const stalled = pipelined(idle.url, a, Array.from({ length: 300 }, () => p))
+  stalled.bodies.catch(() => undefined) // cut off: never all of them
+  t.ok(await until(() => idle.svc.hot.responses.stats().pinnedSegments > 0), 'its answers wait, pinned')
+  t.ok(await until(() => idle.svc.hot.responses.stats().pinnedSegments === 0 && idle.svc.inFlight() === 0), 'released, nothing in flight, half a second after it stopped')
+  // The client learns it only by reading: what the kernel held, then the end of the connection.
+  const closed = new Promise<void>((r) => stalled.socket.once('close', () => r()))
+  stalled.socket.on('error', () => undefined)
+  stalled.socket.resume()
+  const gotAll = await Promise.race([stalled.bodies.then(() => true, () => false), closed.then(() => false)])
+  t.equal(gotAll, false, 'the server had closed the connection before all 300 answers')
+  t.equal((await idle.get(p, a)).status, 200, 'other clients are served as before')
+})
+
 t.test('a new scan imported in this process is served at once (production org-state bound)', async (t) => {
   const ts = await startTestService(t, { config: { authCacheMs: 5000, cache: { maxBytes: 64 * 1024 * 1024, orgStateMs: 60_000 } } })
   const bundle = JSON.parse(readFileSync(new URL('../examples/scan-bundle.json', import.meta.url), 'utf8')) as ScanBundle

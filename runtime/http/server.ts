@@ -39,6 +39,11 @@ export interface HttpServerOptions {
    * (answers then carry `Connection: close`, so clients reconnect to another process).
    */
   lifecycle?: { inFlight: number; draining: boolean }
+  /**
+   * Closes a connection on which nothing was read or written for this long (ms; 0 or absent: never). Node's own
+   * timeouts bound a client that sends slowly; this one bounds a client that stops reading what it asked for.
+   */
+  idleSocketMs?: number
   /** One line per answered request (runtime/http/access-log.ts). */
   accessLog?: AccessLog
 }
@@ -140,6 +145,8 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
   const server: Server = opts.tls
     ? (createHttpsServer({ ...httpOptions, cert: opts.tls.cert, key: opts.tls.key, minVersion: TLS_MIN_VERSION, ciphers: TLS_CIPHERS, ecdhCurve: TLS_CURVES, honorCipherOrder: true }, handler) as unknown as Server)
     : createServer(httpOptions, handler)
+  // No listener for 'timeout': Node destroys a connection idle this long (pending writes are dropped with it).
+  if (opts.idleSocketMs) server.setTimeout(opts.idleSocketMs)
   // Node answers an unexpected `Expect` with a bodiless 417 unless this event is handled.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     sendError(res, new ApiError('expectation_failed', `Expect: ${String(req.headers.expect).slice(0, 64)} is not supported; only 100-continue is.`, { headers: { Connection: 'close' } }))
