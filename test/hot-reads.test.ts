@@ -185,7 +185,8 @@ t.test('a slow reader gets the bytes it asked for while the cache turns over; it
     t.ok(r.text.length > 16_000 && r.text.length < 60_000, `a page of ${r.text.length} bytes: kept in one segment, larger than the socket takes at once`)
     expected.set(p, r.text)
   }
-  // About 14 MB: more than the connection's socket buffers on both sides take, so answers wait in the server.
+  // About 14 MB: more than the connection's socket buffers take (the server's send buffer grows to tcp_wmem's maximum,
+  // 4 MB by default; a receiver that does not read keeps a small one), so answers wait in the server.
   const asked = Array.from({ length: 300 }, (_, i) => paths[i % paths.length])
   const stats = () => small.svc.hot.responses.stats()
   const slow = pipelined(small.url, a, asked)
