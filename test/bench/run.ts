@@ -194,7 +194,7 @@ try {
   log(`  cache hit / baseline ${(summary.rest.rps / base).toFixed(2)} (target ≥ 5), 304 / baseline ${(summary['rest-304'].rps / base).toFixed(2)}`)
   log(`  access log on / off (cache hits) ${(summary.rest.rps / summary['rest-nolog'].rps).toFixed(2)} (target ≥ 0.95)`)
   if (replica) log(replica.report(summary))
-  log(`  workers 2 / 1 (misses) ${workers.ratio.toFixed(2)} (target ≥ 1.3); rss peak: one process ${workers.one.rssPeakMb.toFixed(0)} MB, with 2 workers the primary ${workers.two.primaryRssPeakMb.toFixed(0)} MB and each worker ≤ ${Math.max(...workers.two.workerRssPeakMb).toFixed(0)} MB`)
+  log(`  workers 2 / 1 (misses) ${workers.ratio.toFixed(2)} (target ≥ 1.3; with one process the whole machine was ${(workers.one.machineBusy * 100).toFixed(0)} % busy, with two ${(workers.two.machineBusy * 100).toFixed(0)} %); on cache hits ${workers.hits.ratio.toFixed(2)} (${workers.hits.two.rps.toFixed(0)} against ${workers.hits.one.rps.toFixed(0)} req/s); rss peak: one process ${workers.one.rssPeakMb.toFixed(0)} MB, with 2 workers the primary ${workers.two.primaryRssPeakMb.toFixed(0)} MB and each worker ≤ ${Math.max(...workers.two.workerRssPeakMb).toFixed(0)} MB`)
   log(`  misses: with the cache / without ${(summary['rest-miss'].rps / summary['nocache-miss'].rps).toFixed(2)} (target ≥ 1, within noise); the repeated request without the cache / baseline ${(summary.nocache.rps / base).toFixed(2)}`)
   const out = {
     date: new Date().toISOString(),
