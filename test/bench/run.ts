@@ -115,6 +115,12 @@ try {
   await updateAccount(sql, org.accountId, { dailyLimit: 1_000_000_000, monthlyLimit: 1_000_000_000 })
   const key = await createKey(sql, pepper, org.accountId)
   const [{ n }] = await sql`SELECT count(*)::int AS n FROM fields f JOIN orgs o ON o.latest_scan_id = f.scan_id WHERE o.salesforce_id = ${org.salesforceId}`
+  // The tables were just written: vacuum and analyze them now and write the dirty pages out, so that autovacuum and the
+  // checkpointer do not take the first round's CPU (seen: every first-round row 20–30 % below the second round's).
+  const t1 = Date.now()
+  await sql.unsafe('VACUUM (ANALYZE)')
+  await sql.unsafe('CHECKPOINT').catch((e: Error) => log(`  (no CHECKPOINT: ${e.message})`))
+  log(`vacuumed and analyzed in ${((Date.now() - t1) / 1000).toFixed(1)} s`)
   await sql.end()
   const path = `/v1/orgs/${org.salesforceId}/fields?limit=50`
   const auth = { authorization: 'Basic ' + Buffer.from(`${key.keyId}:${key.secret}`).toString('base64') }
