@@ -61,10 +61,7 @@ interface Entry {
   lent: ReadResult & Lent
   meta: Omit<ReadResult, 'data' | 'dataBytes'>
   seg: Segment
-  /** The segment's seq when written: another value means the bytes were overwritten. */
-  seq: number
-  off: number
-  len: number
+  /** What it takes of the bound. */
   cost: number
 }
 
@@ -105,10 +102,10 @@ export class ResponseCache {
       // Pinned while copied, so the segment read from is not the one reused for the copy.
       const from = e
       from.seg.pins++
-      e = this.place(key, from.meta, from.seg.buf.subarray(from.off, from.off + from.len)) ?? from
+      e = this.place(key, from.meta, from.lent.dataBytes) ?? from
       from.seg.pins--
     }
-    if (!lend) return { ...e.meta, data: e.seg.buf.toString('utf8', e.off, e.off + e.len) } as ReadResult
+    if (!lend) return { ...e.meta, data: e.lent.dataBytes.toString('utf8') } as ReadResult
     e.seg.pins++
     return e.lent
   }
@@ -186,13 +183,9 @@ export class ResponseCache {
     }
   }
 
-  /** Forgets every answer; the segments stay allocated for the answers to come (pinned ones are reused once released). */
+  /** Forgets every answer; the segments are reused as they come round, as after eviction (lent bytes stay until released). */
   clear(): void {
     this.entries.clear()
-    for (const seg of this.live) seg.keys = []
-    // Written on from a fresh segment: what is lent now stays as it is until released.
-    for (const seg of this.live) if (seg.pins === 0) seg.used = 0
-    this.live.sort((a, b) => (a.pins > 0 ? 0 : 1) - (b.pins > 0 ? 0 : 1) || a.seq - b.seq)
     this.bytes = 0
   }
 }
@@ -212,5 +205,5 @@ function entry(meta: Entry['meta'], seg: Segment, off: number, len: number, cost
       seg.pins--
     },
   } as ReadResult & Lent
-  return { lent, meta, seg, seq, off, len, cost }
+  return { lent, meta, seg, cost }
 }

@@ -64,13 +64,11 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
     const headers = out.rate ? Object.assign(vh, out.rate.headers) : vh
     if (!out.ok) return sendError(res, out.error, headers)
     if (out.kind === 'quota') return sendJson(res, 200, JSON.stringify({ data: { rateLimit: out.state } }), headers)
-    const release = out.result.release
-    if (!release) return respond(req, res, out.result, qs, headers)
     try {
       respond(req, res, out.result, qs, headers)
     } finally {
-      // The records were lent by the response cache: given back once the socket has taken them.
-      releaseWhenWritten(res, release)
+      // Records lent by the response cache are given back once the socket has taken them.
+      if (out.result.release) releaseWhenWritten(res, out.result.release)
     }
   }
 
