@@ -8,6 +8,7 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
+import { splitAnswers } from './helpers/raw-http.ts'
 import { registry } from '../resources/index.ts'
 import { compileRegistry, type CompiledResource } from '../runtime/registry.ts'
 import { importScan, type ScanBundle } from '../runtime/import.ts'
@@ -145,18 +146,12 @@ function pipelined(url: string, a: string, paths: string[]): { socket: Socket; b
   socket.pause()
   socket.write(paths.map((p) => `GET ${p} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${a}\r\n\r\n`).join(''))
   const bodies = new Promise<string[]>((resolve, reject) => {
-    let buf = Buffer.alloc(0)
+    let buf: Buffer = Buffer.alloc(0)
     const out: string[] = []
     socket.on('data', (d: Buffer) => {
-      buf = Buffer.concat([buf, d])
-      for (;;) {
-        const end = buf.indexOf('\r\n\r\n')
-        if (end < 0) break
-        const length = Number(/content-length: (\d+)/i.exec(buf.subarray(0, end).toString('latin1'))?.[1])
-        if (buf.length < end + 4 + length) break
-        out.push(buf.subarray(end + 4, end + 4 + length).toString('utf8'))
-        buf = buf.subarray(end + 4 + length)
-      }
+      const split = splitAnswers(Buffer.concat([buf, d]))
+      for (const a of split.answers) out.push(a.body)
+      buf = split.rest
       if (out.length === paths.length) {
         socket.destroy()
         resolve(out)

@@ -3,6 +3,7 @@ import t from 'tap'
 import { request } from 'node:http'
 import { connect } from 'node:net'
 import { startTestService } from './helpers/service.ts'
+import { splitAnswers } from './helpers/raw-http.ts'
 
 const ts = await startTestService(t)
 const org = ts.seed.orgs.find((o) => o.large)!
@@ -135,17 +136,9 @@ function raw(payload: string): Promise<string> {
 
 /** The answers in a raw response stream: status and parsed JSON body of each. */
 function answers(stream: string): Array<{ status: number; body: any }> {
-  const out: Array<{ status: number; body: any }> = []
-  let rest = stream
-  while (rest.startsWith('HTTP/1.1 ')) {
-    const head = rest.slice(0, rest.indexOf('\r\n\r\n'))
-    const len = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? NaN)
-    const start = head.length + 4
-    out.push({ status: Number(head.slice(9, 12)), body: JSON.parse(rest.slice(start, start + len)) })
-    rest = rest.slice(start + len)
-  }
-  t.equal(rest, '', 'nothing but complete answers')
-  return out
+  const { answers: out, rest } = splitAnswers(Buffer.from(stream, 'utf8'))
+  t.equal(rest.toString('utf8'), '', 'nothing but complete answers')
+  return out.map((a) => ({ status: a.status, body: JSON.parse(a.body) }))
 }
 
 t.test("Node's own rejections carry the error envelope too", async (t) => {
