@@ -5,46 +5,11 @@
  */
 import { ApiError } from '../errors.ts'
 import {
-  DEFAULT_RQL_LIMITS, RQL_HARD_MAX_DEPTH, parseIsoDate, parseNumberText,
-  type RqlCmpOp, type RqlLimits, type RqlLiteral, type RqlNode, type RqlNullOp, type RqlSetOp, type RqlValue,
+  DEFAULT_RQL_LIMITS, RQL_HARD_MAX_DEPTH,
+  type RqlCmpOp, type RqlLimits, type RqlLiteral, type RqlNode, type RqlNullOp, type RqlSetOp,
 } from './ast.ts'
-
-type OpKind = 'logic' | 'not' | 'cmp' | 'set' | 'null'
-
-function opKind(name: string): OpKind | undefined {
-  switch (name) {
-    case 'and': case 'or': return 'logic'
-    case 'not': return 'not'
-    case 'eq': case 'ne': case 'lt': case 'le': case 'gt': case 'ge': case 'like': case 'ilike': return 'cmp'
-    case 'in': case 'out': return 'set'
-    case 'isNull': case 'isNotNull': return 'null'
-    default: return undefined
-  }
-}
-
-const OPERATORS = ['and', 'or', 'not', 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'like', 'ilike', 'in', 'out', 'isNull', 'isNotNull']
-
-/** Quotes a piece of user input for an error message, truncated so messages stay short. */
-function show(s: string): string {
-  return JSON.stringify(s.length > 40 ? s.slice(0, 40) + '…' : s)
-}
-
-function isIdentStart(c: number): boolean {
-  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95
-}
-function isIdentPart(c: number): boolean {
-  return isIdentStart(c) || (c >= 48 && c <= 57)
-}
-function isSpace(c: number): boolean {
-  return c === 32 || c === 9 || c === 10 || c === 13
-}
-/** Characters ending an unquoted value: `(` `)` `,` `&` `|`, whitespace and quotes. */
-function endsBare(c: number): boolean {
-  return c === 40 || c === 41 || c === 44 || c === 38 || c === 124 || c === 39 || c === 34 || isSpace(c)
-}
-
-/** C0 control characters and DEL: never part of a value (PostgreSQL rejects NUL in text; the rest is a mistake). */
-const CONTROL = /[\u0000-\u001f\u007f]/
+import { CONTROL, endsBare, isIdentPart, isIdentStart, isSpace, opKind, OPERATORS, parseError, show } from './lexical.ts'
+import { convertValue, inferValue } from './values.ts'
 
 class Parser {
   private pos = 0
@@ -57,7 +22,7 @@ class Parser {
   }
 
   parse(): RqlNode {
-    if (typeof this.src !== 'string') throw new ApiError('filter_parse_error', 'Filter must be one string', { parameter: 'filter', offset: 0 })
+    if (typeof this.src !== 'string') parseError('Filter must be one string', 0)
     if (this.src.length > this.lim.maxLength) {
       this.tooComplex(`Filter is longer than ${this.lim.maxLength} characters`, this.lim.maxLength)
     }
@@ -69,7 +34,7 @@ class Parser {
   }
 
   private fail(reason: string, offset = this.pos): never {
-    throw new ApiError('filter_parse_error', reason, { parameter: 'filter', offset })
+    return parseError(reason, offset)
   }
 
   private tooComplex(reason: string, offset: number): never {
@@ -258,45 +223,11 @@ class Parser {
     const q = this.src.charCodeAt(this.pos)
     if (q === 39 || q === 34) {
       if (!typed || colon !== token.length - 1) this.fail('Unexpected quote inside an unquoted value')
-      return { value: this.convert(prefix, this.clean(this.quoted(), offset), offset), offset }
+      return { value: convertValue(prefix, this.clean(this.quoted(), offset), offset), offset }
     }
-    if (typed) return { value: this.convert(prefix, this.clean(this.decode(token.slice(colon + 1), offset), offset), offset), offset }
+    if (typed) return { value: convertValue(prefix, this.clean(this.decode(token.slice(colon + 1), offset), offset), offset), offset }
     const decoded = this.clean(this.decode(token, offset), offset)
-    return { value: this.infer(token, decoded, offset), bare: decoded, offset }
-  }
-
-  /** Type of an unprefixed, unquoted token. Inference looks at the raw text: `%74rue` is the string "true". */
-  private infer(token: string, decoded: string, offset: number): RqlValue {
-    if (token === 'true') return true
-    if (token === 'false') return false
-    if (token === 'null') return null
-    const n = parseNumberText(token)
-    if (n !== undefined) return n
-    const d = parseIsoDate(token)
-    if (d === 'invalid') this.fail(`Invalid date ${show(token)}`, offset)
-    if (d !== undefined) return d
-    return decoded
-  }
-
-  private convert(prefix: string, text: string, offset: number): RqlValue {
-    switch (prefix) {
-      case 'number': {
-        const n = parseNumberText(text)
-        if (n === undefined) this.fail(`Invalid number ${show(text)}`, offset)
-        return n
-      }
-      case 'date': {
-        const d = parseIsoDate(text)
-        if (d === undefined || d === 'invalid') this.fail(`Invalid date ${show(text)}`, offset)
-        return d
-      }
-      case 'boolean':
-        if (text === 'true') return true
-        if (text === 'false') return false
-        this.fail(`Invalid boolean ${show(text)}; expected true or false`, offset)
-      default:
-        return text
-    }
+    return { value: inferValue(token, decoded, offset), bare: decoded, offset }
   }
 
   private decode(token: string, offset: number): string {
