@@ -43,6 +43,11 @@ export interface ReadRequest {
   query: QueryInput
   surface: Surface
   principal: Principal
+  /**
+   * An org-scoped answer comes with its records lent from the response cache as bytes (`dataBytes`, `release()` once
+   * written), for a surface that writes them as they are; otherwise they are text (`data`) and nothing is lent.
+   */
+  lend: boolean
 }
 
 /** Where reads run: the read pool, which of its statements may be prepared, and the hot-read caches. */
@@ -119,20 +124,20 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
     const plan = planList(c, req.query, req.surface, parentId)
     const key = decl.scope === 'org' ? canonical(c, plan) : undefined
     const state = key ? await orgState(db, scope) : undefined
-    const hit = key && cached(db, state, key, req.surface)
+    const hit = key && cached(db, state, key, req.lend)
     if (hit) return hit
     const row = await runRead(db, state, (pin) => listStatement(c, plan, { ...scope, scanId: pin }), plan.filter !== undefined)
     checkRow(row, decl.scope, decl.parent?.param)
     if (!row.org_ok && decl.scope === 'org') return orgDenied(db, scope.orgId!, req.principal)
     const count = Math.min(row.n, plan.limit)
-    return remember(db, req.surface, scope, key, row, { kind: 'list', data: row.data ?? '[]', count, hasMore: row.n > plan.limit, plan, unpaged: decl.unpaged === true })
+    return remember(db, req.lend, scope, key, row, { kind: 'list', data: row.data ?? '[]', count, hasMore: row.n > plan.limit, plan, unpaged: decl.unpaged === true })
   }
 
   const idParam = decl.id?.param
   const plan = planGet(c, req.query, idParam === 'orgId' ? scope.orgId : idParam ? req.params[idParam] : undefined)
   const key = decl.scope === 'org' ? canonical(c, plan) : undefined
   const state = key ? await orgState(db, scope) : undefined
-  const hit = key && cached(db, state, key, req.surface)
+  const hit = key && cached(db, state, key, req.lend)
   if (hit) return hit
   const row = await runRead(db, state, (pin) => getStatement(c, plan, { ...scope, scanId: pin }), false)
   if (decl.scope === 'org') {
@@ -143,7 +148,7 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
     if (decl.scope === 'account') return orgDenied(db, scope.orgId!, req.principal)
     throw new ApiError('not_found', `${decl.title} not found.`, idParam ? { parameter: idParam } : {})
   }
-  return remember(db, req.surface, scope, key, row, { kind: 'one', data: row.data })
+  return remember(db, req.lend, scope, key, row, { kind: 'one', data: row.data })
 }
 
 /**
@@ -158,11 +163,11 @@ async function orgState(db: ReadDb, scope: Scope): Promise<OrgState | undefined>
 
 /**
  * The cached answer of an org-scoped read, when the caller may see the org (per the org-state cache) and it is held:
- * for REST its records lent as bytes (`release()` once written), for MCP decoded to text.
+ * its records lent as bytes when the caller writes bytes (`release()` once written), else decoded to text.
  */
-function cached(db: ReadDb, state: OrgState | undefined, key: string, surface: ReadRequest['surface']): ReadResult | undefined {
+function cached(db: ReadDb, state: OrgState | undefined, key: string, lend: boolean): ReadResult | undefined {
   if (!state || !state.scanId || !db.hot?.responses.enabled) return undefined
-  return db.hot.responses.get(`${state.scanId}\n${key}`, surface === 'rest')
+  return db.hot.responses.get(`${state.scanId}\n${key}`, lend)
 }
 
 /**
@@ -190,13 +195,13 @@ async function runRead(db: ReadDb, state: OrgState | undefined, build: (pin?: st
 }
 
 /** A successful answer read from the database: tagged (org-scoped), and kept for the next identical read. */
-function remember(db: ReadDb, surface: ReadRequest['surface'], scope: Scope, key: string | undefined, row: ResultRow, result: ReadResult): ReadResult {
+function remember(db: ReadDb, lend: boolean, scope: Scope, key: string | undefined, row: ResultRow, result: ReadResult): ReadResult {
   if (key === undefined || row.scan_id === null) return result
   result.etag = etagOf(row.scan_id, key)
   if (db.hot) {
     db.hot.orgs.observed(scope.orgId!, row.scan_id)
-    // For REST, the bytes kept are lent back as what it writes for this answer (no second encoding of the records).
-    const lent = db.hot.responses.enabled ? db.hot.responses.set(`${row.scan_id}\n${key}`, result, surface === 'rest') : undefined
+    // A caller that writes bytes gets the bytes kept lent back as what it writes (no second encoding of the records).
+    const lent = db.hot.responses.enabled ? db.hot.responses.set(`${row.scan_id}\n${key}`, result, lend) : undefined
     if (lent) {
       result.dataBytes = lent.dataBytes
       result.release = lent.release

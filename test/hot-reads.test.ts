@@ -122,6 +122,7 @@ t.test('MCP tool calls use the same cache', async (t) => {
   const r = await client.callTool({ name: 'list_org_objects', arguments: args })
   t.ok(cached.svc.hot.responses.stats().hits > before, 'the tool call after the REST read is a hit')
   t.same(r.structuredContent, rest.body, 'the same answer')
+  t.equal(cached.svc.hot.responses.stats().pinnedSegments, 0, 'the records it was written from are given back')
 })
 
 t.test('bounded by bytes: the least recently used go first', async (t) => {
@@ -139,12 +140,18 @@ t.test('bounded by bytes: the least recently used go first', async (t) => {
   t.equal(small.svc.hot.responses.stats().misses, oldest + 1, 'the oldest was evicted')
 })
 
-/** Sends `paths` pipelined on one connection and gives the bodies of the answers once `resume()` lets it read. */
+/** Sends GETs of `paths` pipelined on one connection and gives the bodies of the answers once `resume()` lets it read. */
 function pipelined(url: string, a: string, paths: string[]): { socket: Socket; bodies: Promise<string[]> } {
+  const { hostname } = new URL(url)
+  return pipelinedRaw(url, paths.map((p) => `GET ${p} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${a}\r\n\r\n`))
+}
+
+/** Sends whole HTTP/1.1 requests pipelined on one connection; the bodies of the answers once `resume()` lets it read. */
+function pipelinedRaw(url: string, requests: string[]): { socket: Socket; bodies: Promise<string[]> } {
   const { hostname, port } = new URL(url)
   const socket = connect(Number(port), hostname)
   socket.pause()
-  socket.write(paths.map((p) => `GET ${p} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${a}\r\n\r\n`).join(''))
+  socket.write(requests.join(''))
   const bodies = new Promise<string[]>((resolve, reject) => {
     let buf: Buffer = Buffer.alloc(0)
     const out: string[] = []
@@ -152,7 +159,7 @@ function pipelined(url: string, a: string, paths: string[]): { socket: Socket; b
       const split = splitAnswers(Buffer.concat([buf, d]))
       for (const a of split.answers) out.push(a.body)
       buf = split.rest
-      if (out.length === paths.length) {
+      if (out.length === requests.length) {
         socket.destroy()
         resolve(out)
       }
@@ -201,6 +208,45 @@ t.test('a slow reader gets the bytes it asked for while the cache turns over; it
   gone.socket.destroy()
   t.ok(await until(() => stats().pinnedSegments === 0), 'released when the connection closes')
   // Its answers queued behind the first never closed themselves: they are no longer counted in flight either.
+  t.ok(await until(() => small.svc.inFlight() === 0), 'no request is left in flight')
+})
+
+t.test('MCP: a slow reader of tool calls gets the records asked for while the cache turns over; nothing stays pinned', async (t) => {
+  // MCP answers written from the cache's own bytes, as REST's are (runtime/mcp/tool-results.ts RawJson).
+  const small = await startTestService(t, { config: { cache: { maxBytes: 1024 * 1024, orgStateMs: 0 } } })
+  const a = await small.keyHeader(org.accountId)
+  const { hostname } = new URL(small.url)
+  const mcpPath = new URL(small.svc.mcpUrl).pathname
+  const headers = { authorization: a, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+  const init = await fetch(small.svc.mcpUrl, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'slow', version: '1' } } }) })
+  const sid = init.headers.get('mcp-session-id')
+  t.equal(init.status, 200)
+  t.ok(sid, 'a session')
+  const call = (id: number, offset: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'list_org_fields', arguments: { orgId: org.salesforceId, limit: 100, offset } } })
+  const request = (body: string) =>
+    `POST ${mcpPath} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${a}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: ${sid}\r\nMcp-Protocol-Version: 2025-11-25\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  const offsets = [0, 100, 200]
+  const expected = new Map<number, unknown>()
+  for (const offset of offsets) {
+    const r = await small.get(`/v1/orgs/${org.salesforceId}/fields?limit=100&offset=${offset}`, a)
+    t.equal(r.status, 200)
+    expected.set(offset, r.body)
+  }
+  const stats = () => small.svc.hot.responses.stats()
+  const hits = stats().hits
+  const asked = Array.from({ length: 240 }, (_, i) => offsets[i % offsets.length])
+  const slow = pipelinedRaw(small.url, asked.map((offset, i) => request(call(i + 2, offset))))
+  t.ok(await until(() => stats().pinnedSegments > 0), `segments pinned by the tool answers waiting for the reader (${stats().pinnedSegments})`)
+  const evictions = stats().evictions
+  for (let offset = 1; offset <= 40; offset++) t.equal((await small.get(`/v1/orgs/${org.salesforceId}/fields?limit=100&offset=${offset}`, a)).status, 200)
+  t.ok(stats().evictions > evictions, `the cache turned over meanwhile (${stats().evictions - evictions} evictions)`)
+  slow.socket.resume()
+  const bodies = (await slow.bodies).map((b) => JSON.parse(b) as { id: number; result: { structuredContent: unknown; isError?: boolean } })
+  t.equal(bodies.length, asked.length)
+  t.ok(stats().hits - hits >= asked.length, 'the tool calls were answered from the cache')
+  t.ok(bodies.every((b, i) => b.id === i + 2 && !b.result.isError), 'every call answered, in order')
+  t.ok(bodies.every((b, i) => JSON.stringify(b.result.structuredContent) === JSON.stringify(expected.get(asked[i]))), 'every answer holds the records asked for, as REST gives them')
+  t.ok(await until(() => stats().pinnedSegments === 0), 'no segment stays pinned once the reader has everything')
   t.ok(await until(() => small.svc.inFlight() === 0), 'no request is left in flight')
 })
 

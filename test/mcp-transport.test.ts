@@ -10,6 +10,9 @@ import { startTestService, basic } from './helpers/service.ts'
 import { initializeBody, mcpClient, rpc } from './helpers/mcp.ts'
 import { createAccount, createKey } from '../runtime/admin.ts'
 import type { TestService } from './helpers/service.ts'
+import fc from 'fast-check'
+import { classifyInboundRequest } from '@modelcontextprotocol/server'
+import { isPlainLegacyCall } from '../runtime/mcp/endpoint.ts'
 
 let now = Date.parse('2026-11-23T12:00:00Z')
 const clock = () => now
@@ -201,4 +204,57 @@ t.test('MCP on a listener of its own (MCP_PORT)', async (t) => {
   t.same(await root.json(), { versions: [{ name: 'v1', status: 'current' }] }, 'GET / on the MCP listener')
   t.equal((await rpc(own.svc.mcpUrl, initializeBody(), { authorization: a })).status, 200)
   t.equal((await rpc(`${own.url}/v1/mcp`, initializeBody(), { authorization: a })).status, 404, 'not on the REST listener')
+})
+
+t.test('2025-era calls skip the SDK\'s classifier only where it would call them 2025-era', async (t) => {
+  const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'list_orgs', arguments: {} } }
+  t.ok(isPlainLegacyCall(call, '2025-11-25'), 'an ordinary 2025-era tool call takes the short way')
+  t.equal(classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader: '2025-11-25', body: call }).kind, 'legacy')
+  const near: Array<[string, unknown, string | undefined]> = [
+    ['no version header', call, undefined],
+    ['a 2026 version', call, '2026-07-28'],
+    ['a version with spaces', call, ' 2025-11-25'],
+    ['initialize', { ...call, method: 'initialize' }, '2025-11-25'],
+    ['an envelope claim', { ...call, params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } }, '2025-11-25'],
+    ['a fractional id', { ...call, id: 1.5 }, '2025-11-25'],
+    ['an extra key', { ...call, result: {} }, '2025-11-25'],
+    ['a batch', [call], '2025-11-25'],
+    ['a notification', { jsonrpc: '2.0', method: 'notifications/initialized' }, '2025-11-25'],
+  ]
+  for (const [what, body, v] of near) t.notOk(isPlainLegacyCall(body, v), `${what}: left to the SDK`)
+  // Whenever the short way is taken, the SDK's classifier would have said 2025-era too.
+  const value = fc.oneof(
+    fc.constantFrom<unknown>('2.0', '1.0', 'tools/call', 'initialize', 'ping', '', null, true, 0, -0, 1, 1.5, -7, 2 ** 53, 2 ** 60, NaN, [], {}),
+    fc.string({ maxLength: 8 }),
+    fc.integer(),
+    fc.double(),
+    fc.dictionary(fc.constantFrom('_meta', 'name', 'arguments', 'progressToken'), fc.oneof(fc.constant({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28' }), fc.constant({ progressToken: 1 }), fc.constant({ progressToken: {} }), fc.string({ maxLength: 4 }), fc.constant(null)), { maxKeys: 3 }),
+  )
+  const body = fc.oneof(
+    fc.dictionary(fc.constantFrom('jsonrpc', 'id', 'method', 'params', 'result', 'error', 'extra', '__proto__'), value, { maxKeys: 5 }),
+    fc.record({ jsonrpc: fc.constantFrom<unknown>('2.0', '1.0', 2), id: value, method: value, params: fc.option(value, { nil: undefined }) }, { requiredKeys: ['jsonrpc', 'id', 'method'] }),
+    // Mostly well-formed requests, with one part at a time going wrong.
+    fc.record(
+      {
+        jsonrpc: fc.constantFrom<unknown>('2.0', '2.0', '2.0', '1.0'),
+        id: fc.oneof(fc.integer(), fc.string({ maxLength: 4 }), value),
+        method: fc.oneof(fc.constantFrom('tools/call', 'tools/list', 'initialize', 'ping'), value),
+        params: fc.oneof(fc.dictionary(fc.constantFrom('_meta', 'name', 'arguments'), value, { maxKeys: 3 }), value),
+      },
+      { requiredKeys: ['jsonrpc', 'id', 'method'] },
+    ),
+    fc.array(value, { maxLength: 2 }),
+    value,
+  )
+  const version = fc.constantFrom<string | undefined>(undefined, '2025-11-25', '2025-06-18', '2024-11-05', '2026-07-28', '2025-11-25 ', 'bogus', '')
+  let shortWays = 0
+  fc.assert(
+    fc.property(body, version, (b, v) => {
+      if (!isPlainLegacyCall(b, v)) return true
+      shortWays++
+      return classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader: v, body: b }).kind === 'legacy'
+    }),
+    { numRuns: 10_000, seed: 20261124 },
+  )
+  t.ok(shortWays > 50, `the property met the short way often (${shortWays} times)`)
 })

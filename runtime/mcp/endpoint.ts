@@ -23,7 +23,8 @@ import { readBody, RPC, sendRpcError, sendWebResponse, toWebRequest } from './ht
 import { refuseHostOrOrigin } from './origin.ts'
 import { authInfoOf, createMcpServer, type McpCatalog, type McpServerDeps } from './server.ts'
 import { LegacyMux } from './legacy-mux.ts'
-import { spliceRawJson } from './tool-results.ts'
+import { RawJson, spliceRawJson } from './tool-results.ts'
+import { releaseWhenWritten } from '../http/response-done.ts'
 import type { McpSessions } from './sessions.ts'
 
 /** The unversioned `/mcp` was deprecated when `/v1/mcp` launched and removed on this date (00:00 UTC). */
@@ -42,6 +43,34 @@ export interface McpEndpointDeps {
 
 /** `version`: the major a served request called (recorded against its caller); none for the unversioned `/mcp`. */
 type Lifecycle = { gone: false; headers: Record<string, string>; version?: string } | { gone: true; unreleased?: boolean }
+
+/**
+ * Whether the SDK's `classifyInboundRequest` would certainly call this message 2025-era ("legacy", no envelope
+ * claim), decided without it: it checks the body against several schemas (about a tenth of a cached tool call's CPU).
+ * True only for what it cannot classify otherwise: a request (the exact keys of a JSON-RPC request, a string or
+ * integer id, a method other than `initialize`, params an object without `_meta`, where the 2026 envelope would be)
+ * sent with an MCP-Protocol-Version header naming a 2025-era version exactly. Anything else goes to the SDK.
+ */
+export function isPlainLegacyCall(body: unknown, version: string | string[] | undefined): boolean {
+  if (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return false
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false
+  const m = body as Record<string, unknown>
+  for (const k in m) if (k !== 'jsonrpc' && k !== 'id' && k !== 'method' && k !== 'params') return false
+  if (m.jsonrpc !== '2.0' || typeof m.method !== 'string' || m.method === 'initialize') return false
+  if (typeof m.id !== 'string' && !Number.isSafeInteger(m.id)) return false
+  const p = m.params
+  return p === undefined || (typeof p === 'object' && p !== null && !Array.isArray(p) && !Object.hasOwn(p, '_meta'))
+}
+
+/** A 200 JSON-RPC answer: text, or byte parts written one after the other in one corked write. */
+function writeAnswer(res: ServerResponse, body: string | readonly Buffer[], headers: Record<string, string>): void {
+  const length = typeof body === 'string' ? Buffer.byteLength(body) : body.reduce((n, b) => n + b.length, 0)
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': length, 'Cache-Control': 'no-store', ...headers })
+  if (typeof body === 'string') return void res.end(body)
+  res.cork()
+  for (let i = 0; i < body.length - 1; i++) res.write(body[i])
+  res.end(body[body.length - 1])
+}
 
 export function buildMcpRouter(d: McpEndpointDeps) {
   const { ctx } = d
@@ -123,6 +152,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     }
     const principal = await authorized(req, res, headers, version)
     if (!principal) return
+    if (isPlainLegacyCall(body, req.headers['mcp-protocol-version'])) return legacy(req, res, headers, body, principal)
     const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined)
     const route = classifyInboundRequest({
       httpMethod: 'POST',
@@ -161,26 +191,29 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     }
     await connected
     const auth = authInfoOf(principal)
-    const rawJson = new Map<string, string>()
+    const rawJson = new RawJson()
     auth.extra = { ...auth.extra, rawJson }
-    const answer = await mux.dispatch(body as JSONRPCMessage, auth)
-    if (!answer) {
-      res.writeHead(202, { 'Content-Length': '0', ...headers })
-      return void res.end()
-    }
-    const extra: Record<string, string> = { ...headers }
-    if (initialize && !('error' in answer)) {
-      const params = (body as { params: { protocolVersion: string; clientInfo?: { name?: string; version?: string } } }).params
-      const sid = await d.sessions.create(principal, { protocolVersion: params.protocolVersion, clientName: params.clientInfo?.name, clientVersion: params.clientInfo?.version })
-      if (!sid) {
-        const n = config.mcp.sessionsPerAccount
-        return sendRpcError(res, 429, RPC.serverError, `This account already has ${n} open MCP sessions, the most it may hold. End unused ones (HTTP DELETE with their Mcp-Session-Id) or let them expire after ${Math.round(config.mcp.sessionIdleMs / 60_000)} idle minutes.`, { id, headers })
+    try {
+      const answer = await mux.dispatch(body as JSONRPCMessage, auth)
+      if (!answer) {
+        res.writeHead(202, { 'Content-Length': '0', ...headers })
+        return void res.end()
       }
-      extra['Mcp-Session-Id'] = sid
+      const extra: Record<string, string> = { ...headers }
+      if (initialize && !('error' in answer)) {
+        const params = (body as { params: { protocolVersion: string; clientInfo?: { name?: string; version?: string } } }).params
+        const sid = await d.sessions.create(principal, { protocolVersion: params.protocolVersion, clientName: params.clientInfo?.name, clientVersion: params.clientInfo?.version })
+        if (!sid) {
+          const n = config.mcp.sessionsPerAccount
+          return sendRpcError(res, 429, RPC.serverError, `This account already has ${n} open MCP sessions, the most it may hold. End unused ones (HTTP DELETE with their Mcp-Session-Id) or let them expire after ${Math.round(config.mcp.sessionIdleMs / 60_000)} idle minutes.`, { id, headers })
+        }
+        extra['Mcp-Session-Id'] = sid
+      }
+      writeAnswer(res, spliceRawJson(answer, rawJson), extra)
+    } finally {
+      // Records lent by the response cache are given back once the socket has taken them (at once if unwritten).
+      releaseWhenWritten(res, () => rawJson.releaseAll())
     }
-    const text = spliceRawJson(answer, rawJson)
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store', ...extra })
-    res.end(text)
   }
 
   async function del(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, version: string | undefined): Promise<void> {

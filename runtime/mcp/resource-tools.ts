@@ -7,14 +7,14 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/server'
 import { isApiError } from '../errors.ts'
 import { MAX_LIMIT, DEFAULT_LIMIT, planGet, planList } from '../plan.ts'
 import { compileFilter } from '../rql/index.ts'
-import { renderRead } from '../envelope.ts'
+import { renderRead, renderReadParts } from '../envelope.ts'
 import { exampleFilter } from '../examples.ts'
 import type { CompiledResource } from '../registry.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { Pipeline } from '../pipeline/pipeline.ts'
 import { recordJsonSchema, JSON_SCHEMA_DIALECT, type JsonSchema } from './json-schema.ts'
 import { argsSchema, parseArgs, type ArgSpec } from './tool-args.ts'
-import { errorResult, jsonResult } from './tool-results.ts'
+import { errorResult, jsonResult, type RawJson } from './tool-results.ts'
 
 /** What a tool call runs with. */
 export interface ToolContext {
@@ -23,10 +23,10 @@ export interface ToolContext {
   /** Runs another tool of the catalog for the same caller (tools composed of others). */
   callTool(name: string, args: unknown): Promise<CallToolResult>
   /**
-   * Present when the transport serialises the answer itself (tool-results.ts `RAW_SLOT`): a tool may then leave
-   * its payload as the JSON text it already has instead of parsing it into objects.
+   * Present when the transport serialises the answer itself (tool-results.ts `RawJson`): a tool may then leave its
+   * payload as the JSON it already has, text or the response cache's lent bytes, instead of parsing it into objects.
    */
-  rawJson?: Map<string, string>
+  rawJson?: RawJson
 }
 
 export type McpScope = 'mcp:read' | 'mcp:write'
@@ -198,15 +198,17 @@ function tool(c: CompiledResource, op: 'list' | 'get', all: readonly CompiledRes
         if (!parsed) throw mistake
         return parsed.query
       }
-      const out = await ctx.pipeline.execute(ctx.principal, { kind: 'read', resource: c, op, params, query }, 'mcp')
+      // A transport that writes the answer itself takes a cached answer's records as the cache's bytes, as REST does.
+      const out = await ctx.pipeline.execute(ctx.principal, { kind: 'read', resource: c, op, params, query, lend: ctx.rawJson !== undefined }, 'mcp')
       if (!out.ok) return errorResult(out.error, out.rate, c)
       if (out.kind !== 'read') throw new Error('a read operation answered with another kind of outcome')
+      const r = out.result
       const target = restTarget(c, params, parsed!.query)
-      const body = renderRead(out.result, target.path, target.qs)
-      if (out.result.kind === 'one') return jsonResult(`One ${d.title.toLowerCase()} in structuredContent.data.`, body, ctx.rawJson)
-      const { count, hasMore, plan } = out.result
+      const body = r.dataBytes ? renderReadParts(r as typeof r & { dataBytes: Buffer }, target.path, target.qs) : renderRead(r, target.path, target.qs)
+      if (r.kind === 'one') return jsonResult(`One ${d.title.toLowerCase()} in structuredContent.data.`, body, ctx.rawJson, r.release)
+      const { count, hasMore, plan } = r
       const next = hasMore ? ` More are available: call ${name} again with offset ${plan.offset + plan.limit}.` : ' There are no more.'
-      return jsonResult(`${count} ${(d.plural ?? `${d.title}s`).toLowerCase()} in structuredContent.data${d.unpaged ? '' : ` (offset ${plan.offset})`}.${next}`, body, ctx.rawJson)
+      return jsonResult(`${count} ${(d.plural ?? `${d.title}s`).toLowerCase()} in structuredContent.data${d.unpaged ? '' : ` (offset ${plan.offset})`}.${next}`, body, ctx.rawJson, r.release)
     },
   }
 }

@@ -23,7 +23,7 @@ import { catalogs, listedLookups, readLookup, VALUES_TEMPLATE } from './lookups.
 import { compilePrompts, enumValues, renderPrompt, type CompiledPrompt } from './prompts.ts'
 import { resourceTools, type McpScope, type McpTool, type ToolContext } from './resource-tools.ts'
 import { quotaTool, serverInfoTool } from './service-tools.ts'
-import { errorResult } from './tool-results.ts'
+import { errorResult, type RawJson } from './tool-results.ts'
 
 export const SERVER_INFO = { name: 'orgscan', title: 'Organization Scan Data Service', version: '1.0.0' }
 
@@ -102,7 +102,7 @@ export function createMcpServer(d: McpServerDeps): Server {
     instructions: INSTRUCTIONS,
   })
   const definitions = [...catalog.tools.values()].map((t) => t.definition)
-  const contextOf = (principal: Principal, rawJson: Map<string, string> | undefined): ToolContext => {
+  const contextOf = (principal: Principal, rawJson: RawJson | undefined): ToolContext => {
     const c: ToolContext = {
       principal,
       rawJson,
@@ -126,7 +126,7 @@ export function createMcpServer(d: McpServerDeps): Server {
     }
     let result: CallToolResult
     try {
-      result = await tool.run(req.params.arguments, contextOf(principal, (ctx.http?.authInfo?.extra as { rawJson?: Map<string, string> } | undefined)?.rawJson))
+      result = await tool.run(req.params.arguments, contextOf(principal, (ctx.http?.authInfo?.extra as { rawJson?: RawJson } | undefined)?.rawJson))
     } catch (e) {
       d.log.error({ msg: 'mcp: tool failed', tool: req.params.name, err: e })
       result = errorResult(new ApiError('internal_error', 'The server failed to run the tool.'))

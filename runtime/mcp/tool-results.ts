@@ -21,30 +21,71 @@ export function successResult(text: string, structured: Record<string, unknown>)
 }
 
 /**
- * The key of a placeholder `structuredContent`, `{"orgscan:raw-json": "<slot>"}`, standing for JSON text kept in
- * the request's slot map: the transport that serialises the answer puts the text in its place (`spliceRawJson`), so
+ * The key of a placeholder `structuredContent`, `{"orgscan:raw-json": "<slot>"}`, standing for JSON kept in the
+ * request's `RawJson`: the transport that serialises the answer puts the JSON in its place (`spliceRawJson`), so
  * records PostgreSQL already rendered as JSON are not parsed into objects only to be serialised again.
  */
 export const RAW_SLOT = 'orgscan:raw-json'
 
-/** A success whose payload is JSON text: by reference when the transport splices (`slots`), else parsed. */
-export function jsonResult(text: string, json: string, slots: Map<string, string> | undefined): CallToolResult {
-  if (!slots) return successResult(text, JSON.parse(json) as Record<string, unknown>)
-  const slot = String(slots.size)
-  slots.set(slot, json)
-  return successResult(text, { [RAW_SLOT]: slot })
+/**
+ * JSON a transport writes itself in place of placeholders, for one request: text, or byte parts written one after
+ * the other — records lent by the response cache, valid until `releaseAll()`, which the transport calls once the
+ * answer has been written (or will not be).
+ */
+export class RawJson {
+  private readonly slots = new Map<string, string | readonly Buffer[]>()
+  private releases: Array<() => void> = []
+
+  /** Keeps `json` and returns its slot; `release` (bytes lent) is called by `releaseAll()`. */
+  add(json: string | readonly Buffer[], release?: () => void): string {
+    const slot = String(this.slots.size)
+    this.slots.set(slot, json)
+    if (release) this.releases.push(release)
+    return slot
+  }
+
+  get(slot: string): string | readonly Buffer[] | undefined {
+    return this.slots.get(slot)
+  }
+
+  /** Gives back every lent part; they must not be read after this. Idempotent. */
+  releaseAll(): void {
+    const rs = this.releases
+    this.releases = []
+    for (const r of rs) r()
+  }
 }
 
-/** Serialises a JSON-RPC answer, putting each placeholder's JSON text in its place. */
-export function spliceRawJson(answer: unknown, slots: Map<string, string>): string {
+/**
+ * A success whose payload is JSON, as text or byte parts: by reference when the transport splices (`raw`), else
+ * parsed (then lent parts are released at once).
+ */
+export function jsonResult(text: string, json: string | readonly Buffer[], raw: RawJson | undefined, release?: () => void): CallToolResult {
+  if (raw) return successResult(text, { [RAW_SLOT]: raw.add(json, release) })
+  try {
+    return successResult(text, JSON.parse(typeof json === 'string' ? json : Buffer.concat(json).toString('utf8')) as Record<string, unknown>)
+  } finally {
+    release?.()
+  }
+}
+
+/**
+ * Serialises a JSON-RPC answer, putting a placeholder's JSON in its place: text, or (JSON kept as bytes) the parts
+ * to write one after the other.
+ */
+export function spliceRawJson(answer: unknown, raw: RawJson): string | Buffer[] {
   const sc = (answer as { result?: { structuredContent?: Record<string, unknown> } }).result?.structuredContent
   const slot = sc?.[RAW_SLOT]
-  if (typeof slot !== 'string' || !slots.has(slot) || Object.keys(sc!).length !== 1) return JSON.stringify(answer)
+  const json = typeof slot === 'string' ? raw.get(slot) : undefined
+  if (json === undefined || Object.keys(sc!).length !== 1) return JSON.stringify(answer)
   const marker = `\u0000${RAW_SLOT}:${slot}`
+  const quoted = JSON.stringify(marker)
   const result = (answer as { result: Record<string, unknown> }).result
   const text = JSON.stringify({ ...(answer as object), result: { ...result, structuredContent: marker } })
-  const at = text.indexOf(JSON.stringify(marker))
-  return text.slice(0, at) + slots.get(slot)! + text.slice(at + JSON.stringify(marker).length)
+  const at = text.indexOf(quoted)
+  const [before, after] = [text.slice(0, at), text.slice(at + quoted.length)]
+  if (typeof json === 'string') return before + json + after
+  return [Buffer.from(before), ...json, Buffer.from(after)]
 }
 
 function filterHelp(err: ApiError, resource: CompiledResource | undefined): Record<string, unknown> {

@@ -32,6 +32,11 @@ export type Operation =
       query: () => QueryInput
       /** Not charged: reads an MCP client makes while listing or completing (docs/decisions.md "MCP quota"). */
       free?: boolean
+      /**
+       * An answer from the response cache comes with its records lent as bytes (`ReadResult.dataBytes`, to be
+       * released once written) rather than decoded to text. Default: on REST, which writes them as they are.
+       */
+      lend?: boolean
     }
   | { kind: 'quota'; orgId?: string; /** The raw query string: the quota endpoints take no parameters. */ query?: string }
 
@@ -97,7 +102,7 @@ export function createPipeline(d: PipelineDeps): Pipeline {
       return { ok: false, error: failure(e, 'fair share'), rate }
     }
     try {
-      const result = await read(d.read, { resource: o.resource, op: o.op, params: o.params, query: o.query(), surface, principal: p })
+      const result = await read(d.read, { resource: o.resource, op: o.op, params: o.params, query: o.query(), surface, principal: p, lend: o.lend ?? surface === 'rest' })
       return { ok: true, kind: 'read', result, rate }
     } catch (e) {
       const error = failure(e, 'read')
