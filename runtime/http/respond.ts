@@ -4,17 +4,28 @@ import { type ApiError, errorBody } from '../errors.ts'
 
 export type Headers = Record<string, string>
 
-/** A JSON answer; the body as text, or as byte parts written one after the other (no copy into one buffer). */
-export function sendJson(res: ServerResponse, status: number, body: string | readonly Buffer[], headers: Headers = {}): void {
-  if (res.headersSent) return
-  const length = typeof body === 'string' ? Buffer.byteLength(body) : body.reduce((n, b) => n + b.length, 0)
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': length, 'Cache-Control': 'no-store', ...headers })
-  if (res.req.method === 'HEAD') return void res.end()
+/** A body as text, or as byte parts written one after the other (no copy into one buffer). */
+export type Body = string | readonly Buffer[]
+
+/** Its length in bytes, for Content-Length. */
+export function bodyLength(body: Body): number {
+  return typeof body === 'string' ? Buffer.byteLength(body) : body.reduce((n, b) => n + b.length, 0)
+}
+
+/** Ends a response whose head is written with the body; parts are corked, so head and parts leave in one writev. */
+export function endWithBody(res: ServerResponse, body: Body): void {
   if (typeof body === 'string') return void res.end(body)
-  // Corked: the head and every part leave in one writev (end() uncorks).
   res.cork()
   for (let i = 0; i < body.length - 1; i++) res.write(body[i])
   res.end(body[body.length - 1])
+}
+
+/** A JSON answer. */
+export function sendJson(res: ServerResponse, status: number, body: Body, headers: Headers = {}): void {
+  if (res.headersSent) return
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': bodyLength(body), 'Cache-Control': 'no-store', ...headers })
+  if (res.req.method === 'HEAD') return void res.end()
+  endWithBody(res, body)
 }
 
 /** 304 Not Modified: the headers of the 200 it stands for (ETag, Cache-Control, version, rate limit), no body. */

@@ -25,6 +25,7 @@ import { authInfoOf, createMcpServer, type McpCatalog, type McpServerDeps } from
 import { LegacyMux } from './legacy-mux.ts'
 import { RawJson, spliceRawJson } from './tool-results.ts'
 import { releaseWhenWritten } from '../http/response-done.ts'
+import { bodyLength, endWithBody, type Body } from '../http/respond.ts'
 import type { McpSessions } from './sessions.ts'
 
 /** The unversioned `/mcp` was deprecated when `/v1/mcp` launched and removed on this date (00:00 UTC). */
@@ -63,13 +64,9 @@ export function isPlainLegacyCall(body: unknown, version: string | string[] | un
 }
 
 /** A 200 JSON-RPC answer: text, or byte parts written one after the other in one corked write. */
-function writeAnswer(res: ServerResponse, body: string | readonly Buffer[], headers: Record<string, string>): void {
-  const length = typeof body === 'string' ? Buffer.byteLength(body) : body.reduce((n, b) => n + b.length, 0)
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': length, 'Cache-Control': 'no-store', ...headers })
-  if (typeof body === 'string') return void res.end(body)
-  res.cork()
-  for (let i = 0; i < body.length - 1; i++) res.write(body[i])
-  res.end(body[body.length - 1])
+function writeAnswer(res: ServerResponse, body: Body, headers: Record<string, string>): void {
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': bodyLength(body), 'Cache-Control': 'no-store', ...headers })
+  endWithBody(res, body)
 }
 
 export function buildMcpRouter(d: McpEndpointDeps) {
