@@ -6,13 +6,13 @@
  */
 import t from 'tap'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { openDatabase, embeddedHostOf, type Database } from '../runtime/db/connect.ts'
 import { LOCK_FILE_NAME } from '../runtime/db/lock.ts'
 import { findTemplate } from './helpers/templates.ts'
+import { scratchFolderPrefix } from './helpers/test-db.ts'
 import { TEST_NODE_FLAGS } from './helpers/node-flags.ts'
 import { embeddedRunOnly } from './helpers/runs.ts'
 
@@ -28,7 +28,7 @@ const LOCK_MESSAGE = /^The embedded database in .+ is (already )?in use by (anot
  * templates.ts) so the test does not pay PGlite's initdb; otherwise (or outside tap) an empty folder.
  */
 function freshDir(opts: { initialized?: boolean } = {}): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'orgscan-dbtest-'))
+  const dir = fs.mkdtempSync(scratchFolderPrefix())
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
   const template = opts.initialized ? findTemplate('empty', false) : undefined
   if (template) fs.cpSync(template.dir, dir, { recursive: true })

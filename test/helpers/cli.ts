@@ -11,9 +11,7 @@
 import type { Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { createTestDatabase, type TestDatabase } from './test-db.ts'
+import { createTestDatabase, scratchFolderPrefix, type TestDatabase } from './test-db.ts'
 import { findTemplate } from './templates.ts'
 import { TEST_NODE_FLAGS } from './node-flags.ts'
 import { run as cli, type CliIO } from '../../bin/cli/main.ts'
@@ -69,7 +67,7 @@ export async function cliHarness(t: Test, opts: { sharedDatabase?: boolean } = {
     tdb,
     env,
     migratedFolder() {
-      const dir = mkdtempSync(join(tmpdir(), 'orgscan-cli-'))
+      const dir = mkdtempSync(scratchFolderPrefix())
       t.teardown(() => rmSync(dir, { recursive: true, force: true }))
       const template = findTemplate('empty', false)
       if (template) cpSync(template.dir, dir, { recursive: true })

@@ -10,7 +10,7 @@
  * once its runner is gone. Outside tap (a test file run with plain node) there are no templates: tests build their
  * database the slow way.
  */
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { accessSync, constants, existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { SeedResult } from '../../demo/seed.ts'
@@ -21,10 +21,35 @@ export type TemplateKind = 'empty' | 'seeded'
 export const SEED_SCALE = 0.02
 
 const PREFIX = 'orgscan-template-'
+/** Embedded test databases of a run: `orgscan-test-<run>-<random>` folders (test-db.ts), removed with the run's templates. */
+export const TEST_DB_PREFIX = 'orgscan-test-'
 
 /** The run the current process belongs to (the tap runner's pid), or undefined outside tap. */
 export function runId(): string | undefined {
   return process.env.TAP_BEFORE ? String(process.ppid) : undefined
+}
+
+let root: string | undefined
+/**
+ * Where a tap run keeps its embedded databases (templates and the copies tests use): `/dev/shm` where it is a
+ * writable folder (Linux: memory, so copying a template and PGlite's writes cost no disk I/O — measured here about a
+ * fifth less system CPU for the same test files), else the temp folder. Outside tap: the temp folder, where nothing
+ * removes what a killed test leaves behind but the OS.
+ */
+export function scratchRoot(): string {
+  if (root !== undefined) return root
+  root = tmpdir()
+  if (runId()) {
+    try {
+      if (statSync('/dev/shm').isDirectory()) {
+        accessSync('/dev/shm', constants.W_OK)
+        root = '/dev/shm'
+      }
+    } catch {
+      // no /dev/shm here: the temp folder
+    }
+  }
+  return root
 }
 
 export interface TemplateNames {
@@ -38,9 +63,9 @@ export interface TemplateNames {
 
 export function templateNames(run: string, kind: TemplateKind): TemplateNames {
   return {
-    dir: join(tmpdir(), `${PREFIX}${run}-${kind}`),
+    dir: join(scratchRoot(), `${PREFIX}${run}-${kind}`),
     database: `orgscan_tpl_${run}_${kind}`,
-    seedFile: join(tmpdir(), `${PREFIX}${run}-${kind}.seed.json`),
+    seedFile: join(scratchRoot(), `${PREFIX}${run}-${kind}.seed.json`),
   }
 }
 
@@ -65,21 +90,22 @@ export function alive(pid: number): boolean {
   }
 }
 
-/** The runs whose templates are in the temp folder, and whether their runner still lives. */
+/** The runs whose templates or test databases are in the scratch root, and whether their runner still lives. */
 export function templateRuns(): Array<{ run: string; alive: boolean }> {
   const runs = new Set<string>()
-  for (const f of readdirSync(tmpdir())) {
-    const m = /^orgscan-template-(\d+)-/.exec(f)
+  for (const f of readdirSync(scratchRoot())) {
+    const m = /^orgscan-(?:template|test)-(\d+)-/.exec(f)
     if (m) runs.add(m[1])
   }
   return [...runs].map((run) => ({ run, alive: alive(Number(run)) }))
 }
 
-/** Removes a run's template folders and seed files (databases: see run-after.ts). */
+/** Removes a run's template folders and seed files, and the test databases its killed tests left (PostgreSQL: see run-after.ts). */
 export function removeTemplateFiles(run: string): void {
   for (const kind of ['empty', 'seeded'] as const) {
     const n = templateNames(run, kind)
     rmSync(n.dir, { recursive: true, force: true })
     rmSync(n.seedFile, { force: true })
   }
+  for (const f of readdirSync(scratchRoot())) if (f.startsWith(`${TEST_DB_PREFIX}${run}-`)) rmSync(join(scratchRoot(), f), { recursive: true, force: true })
 }

@@ -12,7 +12,13 @@ import os from 'node:os'
 import path from 'node:path'
 import postgres from 'postgres'
 import type { SeedResult } from '../../demo/seed.ts'
-import { findTemplate, type TemplateKind } from './templates.ts'
+import { findTemplate, runId, scratchRoot, TEST_DB_PREFIX, type TemplateKind } from './templates.ts'
+
+/** The prefix of a new embedded test database folder: in the run's scratch root, named by the run (templates.ts). */
+export function scratchFolderPrefix(): string {
+  const run = runId()
+  return run ? path.join(scratchRoot(), `${TEST_DB_PREFIX}${run}-`) : path.join(os.tmpdir(), TEST_DB_PREFIX)
+}
 
 export interface TestDatabase {
   databaseUrl?: string
@@ -32,7 +38,7 @@ export async function createTestDatabase(opts: { template?: TemplateKind } = {})
   const adminUrl = process.env.TEST_DATABASE_URL
   const template = opts.template ? findTemplate(opts.template, adminUrl !== undefined) : undefined
   if (adminUrl) return { ...(await createFreshPostgresDatabase(adminUrl, template?.database)), seed: template?.seed }
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'orgscan-test-'))
+  const dataDir = await fs.mkdtemp(scratchFolderPrefix())
   if (template) {
     // cpSync: about 0.2 s of CPU for the template's 1,200 files, where the promise-based cp (with a filter) took 0.55 s,
     // once per embedded test service. A lock or socket a crashed builder might have left is removed from the copy (the
