@@ -8,23 +8,16 @@
  */
 import type { ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { median } from './load.ts'
+import { median, type BenchTools } from './load.ts'
 
 interface Measured {
   rps: number
 }
 
-export interface AccessLogBench {
-  /** Starts `node <args>` with the benchmark's environment plus `env`; its URL from the --json line. */
-  start(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; url: string }>
-  stop(child: ChildProcess): Promise<void>
+export interface AccessLogBench extends BenchTools {
   measure(load: { url: string; headers: Record<string, string> }, seconds: number): Promise<Measured>
-  path: string
-  headers: Record<string, string>
-  serveArgs: string[]
+  /** Pairs of turns, each turn `seconds` long. */
   pairs: number
-  seconds: number
-  log(line: string): void
 }
 
 export interface AccessLogResult {

@@ -7,7 +7,7 @@
  * A load's varying paths are a `PathStream`: `next()` for autocannon, and the same sequence as a Lua `request`
  * function for wrk (one wrk thread, so the sequence is not repeated by a second thread).
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -31,6 +31,21 @@ export interface Load {
 }
 
 export interface LoadResult { rps: number; p50: number; p99: number; non2xx: number; errors: number }
+
+/** What run.ts lends the benches it calls (workers.ts, access-log-cost.ts), so that they all start, load and stop alike. */
+export interface BenchTools {
+  /** Starts `node <args>` with the benchmark's environment plus `env`; its URL from the --json line. */
+  start(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; url: string }>
+  stop(child: ChildProcess): Promise<void>
+  /** The fields list's URL path and the benchmark key's header. */
+  path: string
+  headers: Record<string, string>
+  /** The command's arguments (as deployed). */
+  serveArgs: string[]
+  /** Seconds of one measured load. */
+  seconds: number
+  log(line: string): void
+}
 
 function hasWrk(): boolean {
   try {

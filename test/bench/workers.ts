@@ -6,10 +6,9 @@
  * process under that load (the primary and each worker), and then the repeated request (cache hits, where Node alone
  * does the work). Called by run.ts with its own tools, so both measure alike.
  */
-import type { ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { childPids } from '../helpers/proc.ts'
-import { median, type PathStream } from './load.ts'
+import { median, type BenchTools, type PathStream } from './load.ts'
 
 interface Measured {
   rps: number
@@ -19,23 +18,14 @@ interface Measured {
   errors: number
 }
 
-export interface WorkersBench {
-  /** Starts `node <args>` with the benchmark's environment plus `env`; its URL from the --json line. */
-  start(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; url: string }>
-  stop(child: ChildProcess): Promise<void>
+/** `serveArgs`: the command's arguments before `--workers`. */
+export interface WorkersBench extends BenchTools {
   /** One load of `seconds` against `url`, each request's path from `paths` (the URL's every time without). */
   measure(load: { url: string; headers: Record<string, string>; paths?: PathStream }, seconds: number): Promise<Measured>
   rssMb(pid: number | undefined): number | undefined
   /** A fresh stream of distinct pages of the fields list. */
   pages(): PathStream
-  /** The fields list's URL path and the benchmark key's header. */
-  path: string
-  headers: Record<string, string>
-  /** The command's arguments (as deployed) before `--workers`. */
-  serveArgs: string[]
-  seconds: number
   rounds: number
-  log(line: string): void
 }
 
 export interface WorkersResult {
