@@ -11,6 +11,9 @@ import { mcpClient } from './helpers/mcp.ts'
 import { createKey } from '../runtime/admin.ts'
 import type { AccessLine } from '../runtime/http/access-log.ts'
 import { ATOMIC_WRITE_BYTES, createAccessSink } from '../runtime/http/access-sink.ts'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 t.test('one line per request, with the route template and the caller, nothing secret', async (t) => {
   const lines: AccessLine[] = []
@@ -84,4 +87,24 @@ t.test('the sink writes whole lines in blocks of at most 4 KB (atomic on a pipe 
   sink.write(lines[0])
   sink.flush()
   t.equal(blocks.at(-1), lines[0], 'flush writes what is gathered at once')
+})
+
+t.test('orgscan serve with stderr in a file: every request has its line, the last ones written before exit', async (t) => {
+  const db = await createTestDatabase({ template: 'seeded' })
+  t.teardown(() => db.drop())
+  const dir = mkdtempSync(join(tmpdir(), 'orgscan-access-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, 'stderr.log')
+  const env = { ...process.env, DATABASE_URL: db.databaseUrl, ORGSCAN_DATA_DIR: db.dataDir, ORGSCAN_PEPPER: 'access-log-pepper-0123456789abcdefghij', ORGSCAN_SEED_DEMO: 'false', ORGSCAN_ACCESS_LOG: 'on' }
+  const server = await spawnServer(env, { stderrFile: file })
+  const ids = Array.from({ length: 400 }, (_, i) => `file-probe-${i}`)
+  for (let i = 0; i < ids.length; i += 50) {
+    const statuses = await Promise.all(ids.slice(i, i + 50).map(async (id) => (await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': id } })).status))
+    t.ok(statuses.every((s) => s === 200), `requests ${i}–${i + 49} answered`)
+  }
+  t.equal(await server.stop(), 0, 'exits 0 on SIGTERM')
+  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.includes('"file-probe-'))
+  const seen = lines.map((l) => (JSON.parse(l) as AccessLine).requestId)
+  t.equal(seen.length, ids.length, 'one line per request, none lost at exit')
+  t.same(new Set(seen), new Set(ids), 'each request\'s own line')
 })

@@ -1,5 +1,6 @@
 /** Runs `orgscan serve --json` as its own process (as in production) and waits for its URL. */
 import { spawn } from 'node:child_process'
+import { closeSync, openSync, readFileSync } from 'node:fs'
 import { TEST_NODE_FLAGS } from './node-flags.ts'
 
 const bin = new URL('../../bin/orgscan.js', import.meta.url).pathname
@@ -20,16 +21,20 @@ export interface ServerProcess {
   stop(graceMs?: number): Promise<number | null>
 }
 
-export function spawnServer(env: Record<string, string | undefined>): Promise<ServerProcess> {
+/** `stderrFile`: stderr goes to this file (appended), as to a log file, instead of a pipe to this process. */
+export function spawnServer(env: Record<string, string | undefined>, opts: { stderrFile?: string } = {}): Promise<ServerProcess> {
   const clean = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv
-  const child = spawn(process.execPath, [...TEST_NODE_FLAGS, bin, 'serve', '--port', '0', '--json'], { env: clean, stdio: ['ignore', 'pipe', 'pipe'] })
+  const fd = opts.stderrFile ? openSync(opts.stderrFile, 'a') : undefined
+  const child = spawn(process.execPath, [...TEST_NODE_FLAGS, bin, 'serve', '--port', '0', '--json'], { env: clean, stdio: ['ignore', 'pipe', fd ?? 'pipe'] })
+  if (fd !== undefined) closeSync(fd)
   let exit: number | null = null
-  let stderr = ''
-  child.stderr.on('data', (d) => (stderr += d))
+  let piped = ''
+  child.stderr?.on('data', (d) => (piped += d))
+  const stderrText = () => (opts.stderrFile ? readFileSync(opts.stderrFile, 'utf8') : piped)
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r((exit = code ?? -1))))
   return new Promise((resolve, reject) => {
     let out = ''
-    child.stdout.on('data', (d) => {
+    child.stdout!.on('data', (d) => {
       out += d
       const line = out.split('\n').find((l) => l.startsWith('{'))
       if (!line) return
@@ -39,7 +44,7 @@ export function spawnServer(env: Record<string, string | undefined>): Promise<Se
         pid: child.pid!,
         info,
         exitCode: () => exit,
-        stderr: () => stderr,
+        stderr: stderrText,
         stdout: () => out,
         async stop(graceMs = 15_000) {
           if (exit !== null) return exit
@@ -51,6 +56,6 @@ export function spawnServer(env: Record<string, string | undefined>): Promise<Se
         },
       })
     })
-    void exited.then(() => reject(new Error(`orgscan serve exited early: ${stderr.trim().split('\n').at(-1) ?? ''}`)))
+    void exited.then(() => reject(new Error(`orgscan serve exited early: ${stderrText().trim().split('\n').at(-1) ?? ''}`)))
   })
 }
