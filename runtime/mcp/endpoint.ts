@@ -209,7 +209,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
       writeAnswer(res, spliceRawJson(answer, rawJson), extra)
     } finally {
       // Records lent by the response cache are given back once the socket has taken them (at once if unwritten).
-      releaseWhenWritten(res, () => rawJson.releaseAll())
+      if (rawJson.lends) releaseWhenWritten(res, () => rawJson.releaseAll())
     }
   }
 

@@ -48,6 +48,11 @@ export class RawJson {
     return this.slots.get(slot)
   }
 
+  /** Whether it holds bytes lent by the response cache (to give back with `releaseAll()`). */
+  get lends(): boolean {
+    return this.releases.length > 0
+  }
+
   /** Gives back every lent part; they must not be read after this. Idempotent. */
   releaseAll(): void {
     const rs = this.releases
@@ -57,16 +62,13 @@ export class RawJson {
 }
 
 /**
- * A success whose payload is JSON, as text or byte parts: by reference when the transport splices (`raw`), else
- * parsed (then lent parts are released at once).
+ * A success whose payload is JSON: by reference when the transport splices (`raw`: text, or bytes lent by the response
+ * cache with their `release`), else parsed from text (a read lends bytes only to a transport that splices).
  */
 export function jsonResult(text: string, json: string | readonly Buffer[], raw: RawJson | undefined, release?: () => void): CallToolResult {
   if (raw) return successResult(text, { [RAW_SLOT]: raw.add(json, release) })
-  try {
-    return successResult(text, JSON.parse(typeof json === 'string' ? json : Buffer.concat(json).toString('utf8')) as Record<string, unknown>)
-  } finally {
-    release?.()
-  }
+  if (typeof json !== 'string') throw new Error('records lent as bytes to a transport that does not write them')
+  return successResult(text, JSON.parse(json) as Record<string, unknown>)
 }
 
 /**

@@ -49,7 +49,10 @@ export async function benchAccessLog(d: AccessLogBench): Promise<AccessLogResult
     for (const p of [on, off]) await d.measure({ url: p.url + d.path, headers: d.headers }, 2) // warm-up
     const pairs: AccessLogResult['pairs'] = []
     for (let i = 0; i < d.pairs; i++) {
-      const [a, b] = i % 2 === 0 ? [await turn(on), await turn(off)] : (([y, x]) => [x, y])([await turn(off), await turn(on)])
+      const onFirst = i % 2 === 0
+      const first = await turn(onFirst ? on : off)
+      const second = await turn(onFirst ? off : on)
+      const [a, b] = onFirst ? [first, second] : [second, first]
       pairs.push({ on: a.rps, off: b.rps, cpuUsOn: a.cpuUs, cpuUsOff: b.cpuUs })
     }
     return {
