@@ -85,6 +85,18 @@ async function until(probe: () => Promise<boolean>, ms = 6000): Promise<boolean>
   }
 }
 
+// Credentials whose calls are recorded: account A's own key, a key of A's user U, U signed in with OAuth, account B's
+// key (B has no contact e-mail), account C's key (its address is refused once by the SMTP server).
+const user = ts.seed.users[0]
+const accountA = user.accountId
+const accountB = ts.seed.accounts.find((a) => a.id !== accountA)!.id
+const keyA = await createKey(sql, ts.svc.pepper, accountA, { name: 'CI pipeline' })
+const keyU = await createKey(sql, ts.svc.pepper, accountA, { userId: user.id })
+const keyB = await createKey(sql, ts.svc.pepper, accountB)
+const client = await issueClient(sql, ts.svc.pepper, { account: accountA, name: 'Assistant', redirectUris: ['http://localhost/cb'], scopes: ['mcp:read'] })
+const { token } = await ts.svc.oauth.tokens.issue({ userId: user.id, clientId: client.clientId, scopes: ['mcp:read'], resource: `${ts.url}/v1`, family: '00000000-0000-4000-8000-0000000000aa' })
+// (Made before the first subtest: a subtest defined after a top-level await can come after tap has ended the file.)
+
 const row = (name: string, status: VersionRow['status'], sunsetDate: string | null = null): VersionRow => ({ surface: 'rest', name, status, sunsetDate, releasedAt: '2026-01-01T00:00:00.000Z', deprecatedAt: null, removedAt: null })
 
 t.test('the rules of a change, as a table', async (t) => {
@@ -138,17 +150,6 @@ t.test('orgscan versions: list, help and refusals', async (t) => {
   }
   t.match(JSON.parse((await orgscan('versions', 'list', '--json')).stdout), [{ status: 'current' }, { status: 'current' }], 'nothing changed')
 })
-
-// Credentials whose calls are recorded: account A's own key, a key of A's user U, U signed in with OAuth, account B's
-// key (B has no contact e-mail), account C's key (its address is refused once by the SMTP server).
-const user = ts.seed.users[0]
-const accountA = user.accountId
-const accountB = ts.seed.accounts.find((a) => a.id !== accountA)!.id
-const keyA = await createKey(sql, ts.svc.pepper, accountA, { name: 'CI pipeline' })
-const keyU = await createKey(sql, ts.svc.pepper, accountA, { userId: user.id })
-const keyB = await createKey(sql, ts.svc.pepper, accountB)
-const client = await issueClient(sql, ts.svc.pepper, { account: accountA, name: 'Assistant', redirectUris: ['http://localhost/cb'], scopes: ['mcp:read'] })
-const { token } = await ts.svc.oauth.tokens.issue({ userId: user.id, clientId: client.clientId, scopes: ['mcp:read'], resource: `${ts.url}/v1`, family: '00000000-0000-4000-8000-0000000000aa' })
 
 t.test('a deprecation made with the CLI reaches the running server(s); 410 from the sunset date', async (t) => {
   const second = await starting
