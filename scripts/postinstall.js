@@ -37,6 +37,15 @@ for (const rel of ['src/connection.js', 'cjs/src/connection.js']) {
   writeFileSync(file, text.replace(BEFORE, AFTER))
 }
 
+// 4. The command is compiled to dist/orgscan.mjs (scripts/build.js), so the first start does not wait for it. Where it
+//    cannot be built here, bin/orgscan.js builds it at start or runs the sources through tsx.
+try {
+  const { builder } = await import('./build.js')
+  await builder.build()
+} catch (e) {
+  process.stderr.write(`postinstall: dist/orgscan.mjs not built (${e instanceof Error ? e.message : e}); the command will build it when it starts\n`)
+}
+
 const tapBin = new URL('../node_modules/.bin/tap', import.meta.url).pathname
 if (existsSync(tapBin)) {
   const r = spawnSync(tapBin, ['build'], { stdio: 'inherit' })

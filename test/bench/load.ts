@@ -8,10 +8,23 @@
  * function for wrk (one wrk thread, so the sequence is not repeated by a second thread).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
+
+/**
+ * The served command as `npm start` runs it — its Node flags, `bin/orgscan.js serve` — plus `--json` (the URL on
+ * stdout): the bench measures the service with the flags it is deployed with (test/serve-flags.test.ts keeps the
+ * command's shebang equal to them).
+ */
+export const SERVE_ARGS: string[] = [...startCommand().slice(1), '--json']
+
+/** `npm start`'s command line, split in words ('node', flags…, 'bin/orgscan.js', 'serve'). */
+export function startCommand(): string[] {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
+  return pkg.scripts.start.trim().split(/\s+/)
+}
 
 export interface PathStream {
   next(): string

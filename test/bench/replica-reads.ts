@@ -7,7 +7,7 @@
  * figure shows that it works and what it costs.
  */
 import { createReplica, type Replica } from '../helpers/replica.ts'
-import type { Load, PathStream } from './load.ts'
+import { SERVE_ARGS, type Load, type PathStream } from './load.ts'
 
 
 export interface ReplicaBench {
@@ -28,7 +28,7 @@ export async function replicaBench(o: { adminUrl: string; dbUrl: string; path: s
   return {
     target: {
       name: 'service reading from a replica, without the cache',
-      args: ['--max-semi-space-size=8', 'bin/orgscan.js', 'serve', '--json'],
+      args: SERVE_ARGS,
       env: { ORGSCAN_CACHE_MB: '0', DATABASE_REPLICA_URL: replica.urlOf(o.dbUrl) },
       loads: async (url) => [['replica-miss', { url: url + o.path, headers: o.auth, paths: o.pages() }]],
     },

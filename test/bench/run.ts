@@ -17,7 +17,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync, writeFileSync, mkdirSync, openSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
-import { distinctPages, generator, runLoad, type Load, median } from './load.ts'
+import { distinctPages, generator, runLoad, type Load, median, SERVE_ARGS } from './load.ts'
 import postgres from 'postgres'
 import { registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
@@ -133,8 +133,8 @@ try {
     { name: 'baseline', args: ['--import', 'tsx', 'test/bench/baseline-server.ts'], loads: async (url) => [['baseline', { url: url + path, headers: {} }]] },
     {
       name: 'service',
-      // As deployed: the command, with the young-generation size of `npm start`.
-      args: ['--max-semi-space-size=8', 'bin/orgscan.js', 'serve', '--json'],
+      // As deployed: the command with the Node flags of `npm start`.
+      args: SERVE_ARGS,
       loads: async (url) => {
         const etag = (await fetch(url + path, { headers: auth })).headers.get('etag')!
         return [
@@ -148,14 +148,14 @@ try {
     {
       // The same command without the access log: what logging every request costs at cache-hit rates.
       name: 'service without the access log',
-      args: ['--max-semi-space-size=8', 'bin/orgscan.js', 'serve', '--json'],
+      args: SERVE_ARGS,
       env: { ORGSCAN_ACCESS_LOG: 'off' },
       loads: async (url) => [['rest-nolog', { url: url + path, headers: auth }]],
     },
     {
       // The same command with the response cache off: the misses of today's service, for the cost of a miss.
       name: 'service without the cache',
-      args: ['--max-semi-space-size=8', 'bin/orgscan.js', 'serve', '--json'],
+      args: SERVE_ARGS,
       env: { ORGSCAN_CACHE_MB: '0' },
       loads: async (url) => [
         ['nocache', { url: url + path, headers: auth }],
@@ -184,7 +184,7 @@ try {
     }
   }
   // --workers 2 against one process, on the cache-miss stream (test/bench/workers.ts).
-  const serveArgs = ['--max-semi-space-size=8', 'bin/orgscan.js', 'serve', '--json']
+  const serveArgs = SERVE_ARGS
   const start = async (args: string[], extra: Record<string, string>) => {
     const started = await startChild(args, { ...env, ...extra })
     children.push(started.child)

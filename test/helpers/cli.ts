@@ -30,7 +30,7 @@ export interface CliHarness {
   migratedFolder(): string
   /** Runs the command in this process, as bin/orgscan.js would. */
   run(args: string[], extraEnv?: Env): Promise<CliResult>
-  /** Runs the real executable (node + tsx + the command), as a user would. */
+  /** Runs the real executable (node + the compiled command), as a user would. */
   spawnCli(args: string[], extraEnv?: Env): Promise<CliResult>
 }
 

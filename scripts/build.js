@@ -1,0 +1,156 @@
+// The `orgscan` command as one plain-JavaScript module: dist/orgscan.mjs, bundled from bin/cli/main.ts and everything it
+// imports (the packages in node_modules stay imports), so that a served process runs compiled code instead of loading
+// tsx. tsx costs a running server about 45 MB of resident memory (its loader thread, the transformed sources, source
+// maps) and doubles its start-up (docs/decisions.md "Memory").
+//
+// Built by `npm install` (postinstall) and `npm run build`, and again by bin/orgscan.js whenever a source it was built
+// from has changed since (compared by size and modification time), so an edited checkout never runs stale code. The
+// first line of the bundle records those sources; a build is written beside it and renamed into place, so processes
+// that start at once never read half a file.
+//
+// Modules that find files beside themselves (`new URL('./migrations/', import.meta.url)`) keep doing so: in each source,
+// `import.meta.url` becomes that source's own address, derived from the bundle's, so the bundle may move with the
+// checkout. `dist/orgscan.mjs.map` maps the bundle back to the sources (`NODE_OPTIONS=--enable-source-maps`).
+import { closeSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { dirname, relative } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+
+const MARK = '// orgscan-build '
+
+/** What a source looked like when a bundle was built: its size and modification time. */
+const stamp = (path) => {
+  const s = statSync(path)
+  return `${s.size}:${Math.trunc(s.mtimeMs)}`
+}
+
+/** The sources the bundle at `path` was built from (path relative to the root → stamp), or undefined if unreadable. */
+function recordedSources(path) {
+  let fd
+  try {
+    fd = openSync(path, 'r')
+    const head = Buffer.alloc(256 * 1024)
+    const n = readSync(fd, head, 0, head.length, 0)
+    const text = head.subarray(0, n).toString('utf8')
+    const eol = text.indexOf('\n')
+    if (!text.startsWith(MARK) || eol < 0) return undefined
+    const { sources } = JSON.parse(text.slice(MARK.length, eol))
+    return sources && typeof sources === 'object' ? sources : undefined
+  } catch {
+    return undefined
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+}
+
+/**
+ * A bundler of `entry` (relative to `root`, a folder path ending in a slash) into `out` (a file path): the project's is
+ * `builder` below; tests build small projects of their own with it.
+ */
+export function createBuilder({ root, entry, out }) {
+  /** In each source, `import.meta.url` becomes that source's own URL, relative to the bundle's. */
+  const ownUrlPlugin = {
+    name: 'orgscan-own-url',
+    setup(b) {
+      b.onLoad({ filter: /\.ts$/ }, async (args) => {
+        let contents = await readFile(args.path, 'utf8')
+        if (contents.includes('import.meta.url')) {
+          const rel = relative(dirname(out), args.path).split('\\').join('/')
+          contents = contents.replaceAll('import.meta.url', `new URL(${JSON.stringify(rel)}, import.meta.url).href`)
+        }
+        return { contents, loader: 'ts' }
+      })
+    },
+  }
+
+  /** True when the bundle exists and every source it was built from is unchanged. */
+  function isCurrent() {
+    const sources = recordedSources(out)
+    if (!sources) return false
+    for (const [rel, was] of Object.entries(sources)) {
+      try {
+        if (stamp(root + rel) !== was) return false
+      } catch {
+        return false // a source was removed or renamed
+      }
+    }
+    return true
+  }
+
+  /** Builds the bundle (and its source map); resolves when both are in place. */
+  async function build() {
+    const esbuild = await import('esbuild')
+    const result = await esbuild.build({
+      absWorkingDir: root,
+      entryPoints: [entry],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      packages: 'external',
+      metafile: true,
+      sourcemap: 'linked',
+      write: false,
+      outfile: out,
+      logLevel: 'silent',
+      plugins: [ownUrlPlugin],
+    })
+    // Stamped after the build read them: a source edited meanwhile makes the bundle stale, never falsely current.
+    const sources = {}
+    for (const rel of Object.keys(result.metafile.inputs).sort()) sources[rel] = stamp(root + rel)
+    mkdirSync(dirname(out), { recursive: true })
+    // The map first, then the bundle: a process that sees the new bundle finds its map. The map's lines are the
+    // bundle's shifted by the one line of the record.
+    const files = [...result.outputFiles].sort((a, b) => Number(b.path.endsWith('.map')) - Number(a.path.endsWith('.map')))
+    for (const file of files) {
+      const tmp = `${file.path}.${process.pid}.tmp`
+      try {
+        if (file.path.endsWith('.map')) {
+          const map = JSON.parse(file.text)
+          map.mappings = ';' + map.mappings
+          writeFileSync(tmp, JSON.stringify(map))
+        } else {
+          writeFileSync(tmp, MARK + JSON.stringify({ sources }) + '\n' + file.text)
+        }
+        renameSync(tmp, file.path)
+      } catch (e) {
+        try {
+          unlinkSync(tmp)
+        } catch {
+          // nothing written
+        }
+        throw e
+      }
+    }
+  }
+
+  /**
+   * The bundle's URL, built first if it is missing or stale; undefined when it cannot be built (a read-only checkout,
+   * esbuild missing, a source that does not compile), in which case the caller runs the sources through tsx.
+   */
+  async function ensureBuilt() {
+    if (isCurrent()) return pathToFileURL(out)
+    try {
+      await build()
+      return pathToFileURL(out)
+    } catch {
+      return undefined
+    }
+  }
+
+  return { out, isCurrent, build, ensureBuilt }
+}
+
+/** The `orgscan` command: bin/cli/main.ts into dist/orgscan.mjs. */
+export const builder = createBuilder({
+  root: fileURLToPath(new URL('../', import.meta.url)),
+  entry: 'bin/cli/main.ts',
+  out: fileURLToPath(new URL('../dist/orgscan.mjs', import.meta.url)),
+})
+
+// `node scripts/build.js`: build now and say so.
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const t0 = Date.now()
+  await builder.build()
+  process.stdout.write(`built ${relative(process.cwd(), builder.out)} in ${Date.now() - t0} ms\n`)
+}

@@ -1,0 +1,133 @@
+/**
+ * The command runs compiled: scripts/build.js bundles the TypeScript sources into dist/orgscan.mjs, rebuilds it when a
+ * source changes, and bin/orgscan.js runs the bundle, not the sources through tsx (docs/decisions.md "Memory": tsx
+ * costs a served process about 45 MB). Tested on a small project of the test's own, then on the checkout.
+ */
+import t from 'tap'
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createBuilder, builder } from '../scripts/build.js'
+
+const root = new URL('../', import.meta.url).pathname
+
+/** A project: main.ts imports lib/note.ts, which reads lib/note.txt beside itself through import.meta.url. */
+function project(dir: string) {
+  mkdirSync(join(dir, 'lib'), { recursive: true })
+  writeFileSync(join(dir, 'main.ts'), "import { note } from './lib/note.ts'\nexport const kind: string = 'compiled'\nexport function run(): string {\n  return note()\n}\n")
+  writeFileSync(join(dir, 'lib/note.ts'), "import { readFileSync } from 'node:fs'\nexport const note = (): string => readFileSync(new URL('./note.txt', import.meta.url), 'utf8')\n")
+  writeFileSync(join(dir, 'lib/note.txt'), 'beside the source')
+  return createBuilder({ root: dir + '/', entry: 'main.ts', out: join(dir, 'dist/app.mjs') })
+}
+
+let imports = 0
+const load = async (url: URL): Promise<{ run(): string; kind: string }> => import(`${url.href}?${++imports}`)
+
+t.test('a bundle is built, runs, finds files beside its sources, and is rebuilt when a source changes', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'orgscan-build-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const b = project(dir)
+  t.equal(b.isCurrent(), false, 'no bundle yet: not current')
+
+  const url = await b.ensureBuilt()
+  t.ok(url, 'built')
+  t.equal(b.isCurrent(), true, 'current once built')
+  const first = await load(url!)
+  t.equal(first.kind, 'compiled')
+  t.equal(first.run(), 'beside the source', 'import.meta.url of a source is its own, not the bundle’s')
+  const text = readFileSync(join(dir, 'dist/app.mjs'), 'utf8')
+  const record = JSON.parse(text.split('\n')[0].replace('// orgscan-build ', ''))
+  t.same(Object.keys(record.sources), ['lib/note.ts', 'main.ts'], 'the first line records the sources')
+  t.match(text, /\/\/# sourceMappingURL=app\.mjs\.map\n?$/, 'linked to its source map')
+  const map = JSON.parse(readFileSync(join(dir, 'dist/app.mjs.map'), 'utf8'))
+  t.same(map.sources.map((s: string) => s.replace(/^(\.\.\/)+/, '')).sort(), ['lib/note.ts', 'main.ts'])
+  t.ok(map.mappings.startsWith(';'), 'the map skips the record’s line')
+
+  // An edit (new content, new time) makes it stale; ensureBuilt rebuilds and the new code runs.
+  writeFileSync(join(dir, 'lib/note.ts'), "import { readFileSync } from 'node:fs'\nexport const note = (): string => readFileSync(new URL('./note.txt', import.meta.url), 'utf8').toUpperCase()\n")
+  t.equal(b.isCurrent(), false, 'an edited source makes it stale')
+  await b.ensureBuilt()
+  t.equal((await load(url!)).run(), 'BESIDE THE SOURCE', 'rebuilt from the edited source')
+
+  // Only the time changes (a checkout, a touch): stale too, by design — the size and time are what is compared.
+  utimesSync(join(dir, 'main.ts'), new Date(), new Date(Date.now() + 5000))
+  t.equal(b.isCurrent(), false, 'a newer modification time makes it stale')
+  await b.ensureBuilt()
+  t.equal(b.isCurrent(), true)
+
+  // A source that does not compile: no bundle can be built, the caller falls back, the last good bundle stays whole.
+  const good = readFileSync(join(dir, 'dist/app.mjs'), 'utf8')
+  writeFileSync(join(dir, 'main.ts'), 'export function run( {\n')
+  t.equal(await b.ensureBuilt(), undefined, 'undefined: the caller runs the sources instead')
+  t.equal(readFileSync(join(dir, 'dist/app.mjs'), 'utf8'), good, 'the previous bundle is untouched')
+  t.same(readdirSync(join(dir, 'dist')).sort(), ['app.mjs', 'app.mjs.map'], 'no temporary file left behind')
+
+  // A removed source makes it stale.
+  writeFileSync(join(dir, 'main.ts'), "import { note } from './lib/note.ts'\nexport const kind: string = 'compiled'\nexport function run(): string {\n  return note()\n}\n")
+  await b.ensureBuilt()
+  unlinkSync(join(dir, 'lib/note.ts'))
+  t.equal(b.isCurrent(), false, 'a removed source makes it stale')
+})
+
+t.test('the bundle moves with its project: sources’ addresses are relative to it', async (t) => {
+  const parent = mkdtempSync(join(tmpdir(), 'orgscan-build-'))
+  t.teardown(() => rmSync(parent, { recursive: true, force: true }))
+  const b = project(join(parent, 'here'))
+  await b.build()
+  renameSync(join(parent, 'here'), join(parent, 'there'))
+  const moved = createBuilder({ root: join(parent, 'there') + '/', entry: 'main.ts', out: join(parent, 'there/dist/app.mjs') })
+  t.equal(moved.isCurrent(), true, 'still current: the record is relative to the project')
+  t.equal((await load(new URL(`file://${join(parent, 'there/dist/app.mjs')}`))).run(), 'beside the source')
+})
+
+t.test('processes that build at once leave one whole, current bundle', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'orgscan-build-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  project(dir)
+  const script = `import { createBuilder } from ${JSON.stringify(root + 'scripts/build.js')}
+const b = createBuilder({ root: ${JSON.stringify(dir + '/')}, entry: 'main.ts', out: ${JSON.stringify(join(dir, 'dist/app.mjs'))} })
+const url = await b.ensureBuilt()
+const m = await import(url.href)
+process.stdout.write(m.run())`
+  const runs = await Promise.all(
+    Array.from({ length: 4 }, () => new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+      let out = ''
+      child.stdout.on('data', (d) => (out += d))
+      child.on('exit', (code) => resolve({ code, out }))
+    })),
+  )
+  t.same(runs, Array(4).fill({ code: 0, out: 'beside the source' }), 'each process ran a whole bundle')
+  t.equal(createBuilder({ root: dir + '/', entry: 'main.ts', out: join(dir, 'dist/app.mjs') }).isCurrent(), true)
+  t.same(readdirSync(join(dir, 'dist')).sort(), ['app.mjs', 'app.mjs.map'], 'no temporary file left behind')
+})
+
+t.test('the checkout: the command’s bundle covers the sources it loads lazily, and bin/orgscan.js runs it, not TypeScript', async (t) => {
+  t.ok(await builder.ensureBuilt(), 'built')
+  t.equal(builder.isCurrent(), true)
+  const record = JSON.parse(readFileSync(builder.out, 'utf8').split('\n', 1)[0].replace('// orgscan-build ', ''))
+  for (const source of ['bin/cli/main.ts', 'bin/cli/serve.ts', 'runtime/service.ts', 'runtime/docs/generate.ts', 'resources/index.ts'])
+    t.ok(record.sources[source], `${source} is in the bundle`)
+
+  // A module-loading hook records every TypeScript module a process loads.
+  const dir = mkdtempSync(join(tmpdir(), 'orgscan-build-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  writeFileSync(join(dir, 'hooks.mjs'), "import { appendFileSync } from 'node:fs'\nexport async function load(url, context, next) {\n  if (url.endsWith('.ts')) appendFileSync(process.env.TS_LOG, url + '\\n')\n  return next(url, context)\n}\n")
+  writeFileSync(join(dir, 'register.mjs'), "import { register } from 'node:module'\nregister('./hooks.mjs', import.meta.url)\n")
+  const loaded = (args: string[]) => {
+    const log = join(dir, `ts-${++imports}.log`)
+    writeFileSync(log, '')
+    const r = spawnSync(process.execPath, ['--import', join(dir, 'register.mjs'), ...args], { cwd: root, encoding: 'utf8', env: { ...process.env, TS_LOG: log } })
+    return { status: r.status, stdout: r.stdout, ts: readFileSync(log, 'utf8').split('\n').filter(Boolean) }
+  }
+  // The hook sees TypeScript where it is loaded (else the check below could not fail).
+  const control = loaded(['--import', 'tsx', '--input-type=module', '-e', `await import(${JSON.stringify(root + 'bin/cli/args.ts')})`])
+  t.equal(control.status, 0)
+  t.match(control.ts.join('\n'), /bin\/cli\/args\.ts/, 'control: a TypeScript import is recorded')
+
+  const cmd = loaded(['bin/orgscan.js', '--version'])
+  t.equal(cmd.status, 0)
+  t.match(cmd.stdout, /^orgscan /)
+  t.same(cmd.ts, [], 'the command loaded no TypeScript module')
+})
