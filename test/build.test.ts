@@ -3,12 +3,14 @@
  * source changes, and bin/orgscan.js runs the bundle, not the sources through tsx (docs/decisions.md "Memory": tsx
  * costs a served process about 45 MB). Tested on a small project of the test's own, then on the checkout.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createBuilder, builder } from '../scripts/build.js'
+import { createTestDatabase } from './helpers/test-db.ts'
+import { spawnServer } from './helpers/server-process.ts'
 
 const root = new URL('../', import.meta.url).pathname
 
@@ -110,24 +112,58 @@ t.test('the checkout: the command’s bundle covers the sources it loads lazily,
   for (const source of ['bin/cli/main.ts', 'bin/cli/serve.ts', 'runtime/service.ts', 'runtime/docs/generate.ts', 'resources/index.ts'])
     t.ok(record.sources[source], `${source} is in the bundle`)
 
-  // A module-loading hook records every TypeScript module a process loads.
-  const dir = mkdtempSync(join(tmpdir(), 'orgscan-build-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  writeFileSync(join(dir, 'hooks.mjs'), "import { appendFileSync } from 'node:fs'\nexport async function load(url, context, next) {\n  if (url.endsWith('.ts')) appendFileSync(process.env.TS_LOG, url + '\\n')\n  return next(url, context)\n}\n")
-  writeFileSync(join(dir, 'register.mjs'), "import { register } from 'node:module'\nregister('./hooks.mjs', import.meta.url)\n")
-  const loaded = (args: string[]) => {
-    const log = join(dir, `ts-${++imports}.log`)
-    writeFileSync(log, '')
-    const r = spawnSync(process.execPath, ['--import', join(dir, 'register.mjs'), ...args], { cwd: root, encoding: 'utf8', env: { ...process.env, TS_LOG: log } })
-    return { status: r.status, stdout: r.stdout, ts: readFileSync(log, 'utf8').split('\n').filter(Boolean) }
-  }
+  const hook = loadHook(t)
   // The hook sees TypeScript where it is loaded (else the check below could not fail).
-  const control = loaded(['--import', 'tsx', '--input-type=module', '-e', `await import(${JSON.stringify(root + 'bin/cli/args.ts')})`])
+  const control = hook.spawn(['--import', 'tsx', '--input-type=module', '-e', `await import(${JSON.stringify(root + 'bin/cli/args.ts')})`])
   t.equal(control.status, 0)
-  t.match(control.ts.join('\n'), /bin\/cli\/args\.ts/, 'control: a TypeScript import is recorded')
+  t.match(control.loaded.join('\n'), /bin\/cli\/args\.ts/, 'control: a TypeScript import is recorded')
 
-  const cmd = loaded(['bin/orgscan.js', '--version'])
+  const cmd = hook.spawn(['bin/orgscan.js', '--version'])
   t.equal(cmd.status, 0)
   t.match(cmd.stdout, /^orgscan /)
-  t.same(cmd.ts, [], 'the command loaded no TypeScript module')
+  t.same(cmd.loaded.filter((u) => u.endsWith('.ts')), [], 'the command loaded no TypeScript module')
 })
+
+t.test('a served process loads no TypeScript, nor the packages only some commands need', async (t) => {
+  const hook = loadHook(t)
+  const db = await createTestDatabase({ template: 'empty' })
+  t.teardown(() => db.drop())
+  const server = await spawnServer({
+    ...process.env,
+    DATABASE_URL: db.databaseUrl,
+    ORGSCAN_DATA_DIR: db.dataDir,
+    ORGSCAN_PEPPER: 'build-test-pepper-0123456789abcdefghij',
+    ORGSCAN_SEED_DEMO: 'false',
+    NODE_OPTIONS: `--import=${hook.register}`,
+    TS_LOG: hook.log,
+  })
+  t.equal((await fetch(`${server.url}/healthz`)).status, 200, 'serving')
+  t.equal((await fetch(`${server.url}/v1/orgs`)).status, 401, 'answering the API')
+  await server.stop()
+  const loaded = readFileSync(hook.log, 'utf8').split('\n').filter(Boolean)
+  const packages = new Set(loaded.flatMap((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []))
+  t.ok(packages.has('postgres') && packages.has('@modelcontextprotocol/server'), 'control: the packages it serves with are recorded')
+  t.same(loaded.filter((u) => u.endsWith('.ts')), [], 'no TypeScript module')
+  t.notOk(packages.has('nodemailer'), 'nodemailer: only `orgscan versions notify` sends e-mail')
+  t.notOk(packages.has('undici'), 'undici: only a sign-in through an upstream provider calls out')
+  t.notOk(packages.has('tsx'), 'no tsx')
+})
+
+/** A module-loading hook (node:module register) that appends every module URL a process loads to a file. */
+function loadHook(t: Test) {
+  const dir = mkdtempSync(join(tmpdir(), 'orgscan-build-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  writeFileSync(join(dir, 'hooks.mjs'), "import { appendFileSync } from 'node:fs'\nexport async function load(url, context, next) {\n  appendFileSync(process.env.TS_LOG, url + '\\n')\n  return next(url, context)\n}\n")
+  writeFileSync(join(dir, 'register.mjs'), "import { register } from 'node:module'\nregister('./hooks.mjs', import.meta.url)\n")
+  const log = join(dir, 'loaded.log')
+  writeFileSync(log, '')
+  return {
+    register: join(dir, 'register.mjs'),
+    log,
+    spawn(args: string[]) {
+      writeFileSync(log, '')
+      const r = spawnSync(process.execPath, ['--import', join(dir, 'register.mjs'), ...args], { cwd: root, encoding: 'utf8', env: { ...process.env, TS_LOG: log } })
+      return { status: r.status, stdout: r.stdout, loaded: readFileSync(log, 'utf8').split('\n').filter(Boolean) }
+    },
+  }
+}

@@ -66,7 +66,7 @@ export async function versionsCommand(args: string[], config: Config, io: CliIO,
   }
   if (action === 'notify') {
     if (!config.mail) throw new ConfigError('versions notify sends e-mail: set SMTP_URL and SMTP_FROM (see README, "Configuration").')
-    const mailer = createMailer(config.mail)
+    const mailer = await createMailer(config.mail)
     try {
       const report = await session((call) => notifyCallers({ call, mailer, surface: surface as 'rest' | 'mcp' | undefined, name, retry: values['retry-unconfirmed'] === true, docsUrl: config.docsUrl, progress: io.err }))
       print(json, report, () => reportText(report))

@@ -5,8 +5,13 @@
  * audience = our client id, expiry, nonce). Only a verified e-mail identifies a user.
  */
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose'
-import { request } from 'undici'
 import type { Clock } from '../config.ts'
+
+/**
+ * undici's `request`, loaded on the first outbound call: a service without an upstream provider never needs it, and
+ * it is about 6 MB of heap (docs/decisions.md "Memory": packages a served process loads).
+ */
+const request: typeof import('undici').request = async (...args) => (await import('undici')).request(...args)
 
 interface Discovery {
   issuer: string

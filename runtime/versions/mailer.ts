@@ -3,7 +3,6 @@
  * for a run. `send` tells a refusal (nothing was delivered: the caller may retry later) from an outcome it cannot
  * know (the connection broke mid-message: the e-mail may have gone out).
  */
-import nodemailer from 'nodemailer'
 import type { MailConfig } from '../config.ts'
 
 export interface Mailer {
@@ -28,7 +27,12 @@ export class MailError extends Error {
 const BEFORE_SENDING = new Set(['ECONNECTION', 'EDNS', 'EAUTH', 'ETLS', 'ENOAUTH', 'EENVELOPE'])
 const FATAL = new Set(['ECONNECTION', 'EDNS', 'EAUTH', 'ETLS', 'ENOAUTH'])
 
-export function createMailer(config: MailConfig): Mailer {
+/**
+ * nodemailer is loaded by the command that sends (`orgscan versions notify`), not by every process that could: the
+ * command is one module, and a served process would otherwise carry its 4 MB of heap (docs/decisions.md "Memory").
+ */
+export async function createMailer(config: MailConfig): Promise<Mailer> {
+  const { default: nodemailer } = await import('nodemailer')
   const transport = nodemailer.createTransport(config.url, { from: config.from })
   return {
     async send(m) {
