@@ -21,7 +21,8 @@ import type { ServiceContext } from '../service-context.ts'
 import { versionState } from '../versions/state.ts'
 import { readBody, RPC, sendRpcError, sendWebResponse, toWebRequest } from './http-io.ts'
 import { refuseHostOrOrigin } from './origin.ts'
-import { authInfoOf, createMcpServer, type McpCatalog, type McpServerDeps } from './server.ts'
+import { authInfoOf, callTool, createMcpServer, type McpCatalog, type McpServerDeps } from './server.ts'
+import type { McpTool } from './resource-tools.ts'
 import { LegacyMux } from './legacy-mux.ts'
 import { RawJson, spliceRawJson } from './tool-results.ts'
 import { releaseWhenWritten } from '../http/response-done.ts'
@@ -61,6 +62,35 @@ export function isPlainLegacyCall(body: unknown, version: string | string[] | un
   if (typeof m.id !== 'string' && !Number.isSafeInteger(m.id)) return false
   const p = m.params
   return p === undefined || (typeof p === 'object' && p !== null && !Array.isArray(p) && !Object.hasOwn(p, '_meta'))
+}
+
+/**
+ * The tool and arguments of a `tools/call` the endpoint may answer itself, without the SDK's `Server` (about a fifth
+ * of a cached call's CPU: its request and result schemas, an abort controller and a context per request): a JSON-RPC
+ * 2.0 request of exactly jsonrpc, id (a string or an integer), method and params, whose params hold exactly `name`, naming a tool of the catalog, and, if present,
+ * `arguments`, a JSON object — what the SDK's request schema accepts. Anything else (an unknown tool, `_meta`, a task,
+ * arguments of another type) is the SDK's to answer or refuse. The answer is the one the SDK would give, byte for byte
+ * (`callTool` is shared; test/mcp-direct-calls.test.ts compares the two for every tool), except that the SDK would
+ * check a result against its schema, which the catalog's results are built to pass.
+ */
+export function directToolCall(body: unknown, tools: ReadonlyMap<string, McpTool>): { tool: McpTool; args: Record<string, unknown> | undefined } | undefined {
+  const m = body as { jsonrpc?: unknown; method?: unknown; id?: unknown; params?: unknown }
+  if (m.jsonrpc !== '2.0' || m.method !== 'tools/call' || (typeof m.id !== 'string' && !Number.isSafeInteger(m.id))) return undefined
+  for (const k in m) if (k !== 'jsonrpc' && k !== 'id' && k !== 'method' && k !== 'params') return undefined
+  const p = m.params
+  if (typeof p !== 'object' || p === null || Array.isArray(p)) return undefined
+  let name: unknown
+  let args: unknown
+  for (const k in p) {
+    if (k === 'name') name = (p as { name: unknown }).name
+    else if (k === 'arguments') args = (p as { arguments: unknown }).arguments
+    else return undefined
+  }
+  if (typeof name !== 'string') return undefined
+  const tool = tools.get(name)
+  if (!tool) return undefined
+  if (Object.hasOwn(p, 'arguments') && (typeof args !== 'object' || args === null || Array.isArray(args))) return undefined
+  return { tool, args: args as Record<string, unknown> | undefined }
 }
 
 /** A 200 JSON-RPC answer: text, or byte parts written one after the other in one corked write. */
@@ -186,12 +216,19 @@ export function buildMcpRouter(d: McpEndpointDeps) {
       if (typeof sid !== 'string') return sendRpcError(res, 400, RPC.invalidRequest, 'Bad Request: Mcp-Session-Id header is required; send initialize first.', { id, headers })
       if (!(await d.sessions.check(principal, sid))) return sendRpcError(res, 404, RPC.sessionNotFound, 'Session not found: it ended or expired; initialize a new one.', { id, headers })
     }
-    await connected
-    const auth = authInfoOf(principal)
     const rawJson = new RawJson()
-    auth.extra = { ...auth.extra, rawJson }
     try {
-      const answer = await mux.dispatch(body as JSONRPCMessage, auth)
+      const direct = initialize ? undefined : directToolCall(body, d.catalog.tools)
+      let answer: JSONRPCMessage | undefined
+      if (direct) {
+        // The SDK's answer: {result, jsonrpc, id}, in that order.
+        answer = { result: await callTool(serverDeps, direct.tool, direct.args, principal, rawJson), jsonrpc: '2.0', id: id as string | number } as JSONRPCMessage
+      } else {
+        await connected
+        const auth = authInfoOf(principal)
+        auth.extra = { ...auth.extra, rawJson }
+        answer = await mux.dispatch(body as JSONRPCMessage, auth)
+      }
       if (!answer) {
         res.writeHead(202, { 'Content-Length': '0', ...headers })
         return void res.end()

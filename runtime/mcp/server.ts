@@ -102,37 +102,11 @@ export function createMcpServer(d: McpServerDeps): Server {
     instructions: INSTRUCTIONS,
   })
   const definitions = [...catalog.tools.values()].map((t) => t.definition)
-  const contextOf = (principal: Principal, rawJson: RawJson | undefined): ToolContext => {
-    const c: ToolContext = {
-      principal,
-      rawJson,
-      pipeline: d.pipeline,
-      callTool: (name, args) => {
-        const tool = catalog.tools.get(name)
-        if (!tool) throw invalid(`Unknown tool: ${name}`)
-        return tool.run(args, c)
-      },
-    }
-    return c
-  }
   server.setRequestHandler('tools/list', async () => ({ tools: definitions }))
   server.setRequestHandler('tools/call', async (req, ctx): Promise<CallToolResult> => {
-    const principal = principalOf(ctx)
     const tool = catalog.tools.get(req.params.name)
     if (!tool) throw invalid(`Unknown tool: ${req.params.name}`)
-    const need: McpScope = tool.scope
-    if (!scopesOf(principal).includes(need)) {
-      return errorResult(new ApiError('forbidden', `${req.params.name} needs the ${need} scope, which this credential was not granted.`, { scope: need }))
-    }
-    let result: CallToolResult
-    try {
-      result = await tool.run(req.params.arguments, contextOf(principal, (ctx.http?.authInfo?.extra as { rawJson?: RawJson } | undefined)?.rawJson))
-    } catch (e) {
-      d.log.error({ msg: 'mcp: tool failed', tool: req.params.name, err: e })
-      result = errorResult(new ApiError('internal_error', 'The server failed to run the tool.'))
-    }
-    d.metrics?.toolCall(req.params.name, result.isError ? String((result.structuredContent as { error?: unknown } | undefined)?.error ?? 'error') : undefined)
-    return result
+    return callTool(d, tool, req.params.arguments, principalOf(ctx), (ctx.http?.authInfo?.extra as { rawJson?: RawJson } | undefined)?.rawJson)
   })
 
   server.setRequestHandler('prompts/list', async () => ({ prompts: [...catalog.prompts.values()].map((p) => p.definition) }))
@@ -183,6 +157,42 @@ export function createMcpServer(d: McpServerDeps): Server {
     return { completion: { values: matching.slice(0, 100), total: matching.length, hasMore: matching.length > 100 } }
   })
   return server
+}
+
+/**
+ * One `tools/call` of a tool of the catalog, for a caller: the scope check, the run (a failure is logged and answered
+ * as an `internal_error` result, never thrown) and the metrics. The SDK's handler above and the endpoint's direct way
+ * for plain 2025-era calls (endpoint.ts) both call it, so the two answer alike.
+ */
+export async function callTool(d: McpServerDeps, tool: McpTool, args: unknown, principal: Principal, rawJson: RawJson | undefined): Promise<CallToolResult> {
+  const name = tool.definition.name
+  const need: McpScope = tool.scope
+  if (!scopesOf(principal).includes(need)) {
+    return errorResult(new ApiError('forbidden', `${name} needs the ${need} scope, which this credential was not granted.`, { scope: need }))
+  }
+  let result: CallToolResult
+  try {
+    result = await tool.run(args, toolContext(d, principal, rawJson))
+  } catch (e) {
+    d.log.error({ msg: 'mcp: tool failed', tool: name, err: e })
+    result = errorResult(new ApiError('internal_error', 'The server failed to run the tool.'))
+  }
+  d.metrics?.toolCall(name, result.isError ? String((result.structuredContent as { error?: unknown } | undefined)?.error ?? 'error') : undefined)
+  return result
+}
+
+function toolContext(d: McpServerDeps, principal: Principal, rawJson: RawJson | undefined): ToolContext {
+  const c: ToolContext = {
+    principal,
+    rawJson,
+    pipeline: d.pipeline,
+    callTool: (name, args) => {
+      const tool = d.catalog.tools.get(name)
+      if (!tool) throw invalid(`Unknown tool: ${name}`)
+      return tool.run(args, c)
+    },
+  }
+  return c
 }
 
 /** The ids of the orgs the principal sees (a free read: completing an argument costs no quota). */
