@@ -1,8 +1,6 @@
 /**
  * tap's `before` script (package.json "tap"): builds this run's database templates (templates.ts) — on PostgreSQL when
- * TEST_DATABASE_URL is set, else on the embedded database — after removing templates of runs whose runner is gone —
- * and brings the compiled command (dist/orgscan.mjs, scripts/build.js) up to date once, so that the processes the
- * tests spawn do not each rebuild it after an edit.
+ * TEST_DATABASE_URL is set, else on the embedded database — after removing templates of runs whose runner is gone.
  */
 import { cpSync, writeFileSync } from 'node:fs'
 import postgres from 'postgres'
@@ -14,13 +12,11 @@ import { migrate } from '../../runtime/db/migrate.ts'
 import { withDatabase } from './test-db.ts'
 import { alive, removeTemplateFiles, runId, SEED_SCALE, templateNames, templateRuns } from './templates.ts'
 import { dropRunDatabases } from './template-databases.ts'
-import { builder } from '../../scripts/build.js'
 
 const run = runId()
 if (!run) throw new Error('run-before.ts runs as tap’s before script')
 const pg = process.env.TEST_DATABASE_URL
 const t0 = Date.now()
-if (!(await builder.ensureBuilt())) process.stderr.write('# dist/orgscan.mjs could not be built: spawned commands run the sources through tsx\n')
 
 for (const stale of templateRuns().filter((r) => !r.alive)) removeTemplateFiles(stale.run)
 // Only runs whose runner is gone: another test run may be using the same PostgreSQL server right now.
