@@ -4,7 +4,8 @@
 // maps) and doubles its start-up (docs/decisions.md "Memory").
 //
 // Built by `npm install` (postinstall) and `npm run build`, and again by bin/orgscan.js whenever a source it was built
-// from has changed since (compared by size and modification time), so an edited checkout never runs stale code. The
+// from, or this file, has changed since (compared by size and modification time), so an edited checkout never runs
+// stale code. The
 // first line of the bundle records those sources; a build is written beside it and renamed into place, so processes
 // that start at once never read half a file.
 //
@@ -24,8 +25,14 @@ const stamp = (path) => {
   return `${s.size}:${Math.trunc(s.mtimeMs)}`
 }
 
-/** The sources the bundle at `path` was built from (path relative to the root → stamp), or undefined if unreadable. */
-function recordedSources(path) {
+/** This file: a change to how bundles are built makes every bundle stale. */
+const SELF = fileURLToPath(import.meta.url)
+
+/**
+ * What the bundle at `path` records — the sources it was built from (path relative to the root → stamp) and the
+ * stamp of this builder — or undefined if unreadable.
+ */
+function readRecord(path) {
   let fd
   try {
     fd = openSync(path, 'r')
@@ -34,8 +41,8 @@ function recordedSources(path) {
     const text = head.subarray(0, n).toString('utf8')
     const eol = text.indexOf('\n')
     if (!text.startsWith(MARK) || eol < 0) return undefined
-    const { sources } = JSON.parse(text.slice(MARK.length, eol))
-    return sources && typeof sources === 'object' ? sources : undefined
+    const { sources, builder } = JSON.parse(text.slice(MARK.length, eol))
+    return sources && typeof sources === 'object' ? { sources, builder } : undefined
   } catch {
     return undefined
   } finally {
@@ -65,9 +72,9 @@ export function createBuilder({ root, entry, out }) {
 
   /** True when the bundle exists and every source it was built from is unchanged. */
   function isCurrent() {
-    const sources = recordedSources(out)
-    if (!sources) return false
-    for (const [rel, was] of Object.entries(sources)) {
+    const record = readRecord(out)
+    if (!record || record.builder !== stamp(SELF)) return false
+    for (const [rel, was] of Object.entries(record.sources)) {
       try {
         if (stamp(root + rel) !== was) return false
       } catch {
@@ -110,7 +117,7 @@ export function createBuilder({ root, entry, out }) {
           map.mappings = ';' + map.mappings
           writeFileSync(tmp, JSON.stringify(map))
         } else {
-          writeFileSync(tmp, MARK + JSON.stringify({ sources }) + '\n' + file.text)
+          writeFileSync(tmp, MARK + JSON.stringify({ sources, builder: stamp(SELF) }) + '\n' + file.text)
         }
         renameSync(tmp, file.path)
       } catch (e) {

@@ -5,7 +5,7 @@
  */
 import t, { type Test } from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createBuilder, builder } from '../scripts/build.js'
@@ -65,9 +65,22 @@ t.test('a bundle is built, runs, finds files beside its sources, and is rebuilt 
   t.equal(readFileSync(join(dir, 'dist/app.mjs'), 'utf8'), good, 'the previous bundle is untouched')
   t.same(readdirSync(join(dir, 'dist')).sort(), ['app.mjs', 'app.mjs.map'], 'no temporary file left behind')
 
-  // A removed source makes it stale.
   writeFileSync(join(dir, 'main.ts'), "import { note } from './lib/note.ts'\nexport const kind: string = 'compiled'\nexport function run(): string {\n  return note()\n}\n")
   await b.ensureBuilt()
+  t.equal(b.isCurrent(), true, 'rebuilt once the source compiles')
+
+  // A change to the builder itself makes every bundle stale (its time is changed, then put back).
+  const self = new URL('../scripts/build.js', import.meta.url)
+  const { atime, mtime } = statSync(self)
+  utimesSync(self, atime, new Date(mtime.getTime() + 1000))
+  try {
+    t.equal(b.isCurrent(), false, 'a changed builder makes it stale')
+  } finally {
+    utimesSync(self, atime, mtime)
+  }
+  t.equal(b.isCurrent(), true, 'current again with the builder as it was')
+
+  // A removed source makes it stale.
   unlinkSync(join(dir, 'lib/note.ts'))
   t.equal(b.isCurrent(), false, 'a removed source makes it stale')
 })
