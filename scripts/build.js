@@ -5,9 +5,8 @@
 //
 // Built by `npm install` (postinstall) and `npm run build`, and again by bin/orgscan.js whenever a source it was built
 // from, or this file, has changed since (compared by size and modification time), so an edited checkout never runs
-// stale code. The
-// first line of the bundle records those sources; a build is written beside it and renamed into place, so processes
-// that start at once never read half a file.
+// stale code. The first line of the bundle records those sources; a build is written beside it and renamed into
+// place, so processes that start at once never read half a file.
 //
 // Modules that find files beside themselves (`new URL('./migrations/', import.meta.url)`) keep doing so: in each source,
 // `import.meta.url` becomes that source's own address, derived from the bundle's, so the bundle may move with the
