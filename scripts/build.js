@@ -51,9 +51,10 @@ function readRecord(path) {
 
 /**
  * A bundler of `entry` (relative to `root`, a folder path ending in a slash) into `out` (a file path): the project's is
- * `builder` below; tests build small projects of their own with it.
+ * `builder` below; tests build small projects of their own with it. `self`: the file whose change makes the bundle
+ * stale as a source's would, this builder (a test gives one of its own).
  */
-export function createBuilder({ root, entry, out }) {
+export function createBuilder({ root, entry, out, self = SELF }) {
   /** In each source, `import.meta.url` becomes that source's own URL, relative to the bundle's. */
   const ownUrlPlugin = {
     name: 'orgscan-own-url',
@@ -72,7 +73,7 @@ export function createBuilder({ root, entry, out }) {
   /** True when the bundle exists and every source it was built from is unchanged. */
   function isCurrent() {
     const record = readRecord(out)
-    if (!record || record.builder !== stamp(SELF)) return false
+    if (!record || record.builder !== stamp(self)) return false
     for (const [rel, was] of Object.entries(record.sources)) {
       try {
         if (stamp(root + rel) !== was) return false
@@ -116,7 +117,7 @@ export function createBuilder({ root, entry, out }) {
           map.mappings = ';' + map.mappings
           writeFileSync(tmp, JSON.stringify(map))
         } else {
-          writeFileSync(tmp, MARK + JSON.stringify({ sources, builder: stamp(SELF) }) + '\n' + file.text)
+          writeFileSync(tmp, MARK + JSON.stringify({ sources, builder: stamp(self) }) + '\n' + file.text)
         }
         renameSync(tmp, file.path)
       } catch (e) {
