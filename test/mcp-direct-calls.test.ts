@@ -11,21 +11,11 @@ import t from 'tap'
 import type { McpTool } from '../runtime/mcp/resource-tools.ts'
 import { directToolCall } from '../runtime/mcp/endpoint.ts'
 import { startTestService } from './helpers/service.ts'
-import { initializeBody, rpc } from './helpers/mcp.ts'
+import { failingProbe, initializeBody, rpc, writeProbe } from './helpers/mcp.ts'
 
 const probes: McpTool[] = [
-  {
-    definition: { name: 'test_write_probe', title: 'Write probe', description: 'Needs the mcp:write scope; registered only by tests.', inputSchema: { type: 'object' } },
-    scope: 'mcp:write',
-    run: async () => ({ content: [{ type: 'text', text: 'written' }] }),
-  },
-  {
-    definition: { name: 'test_failing_probe', title: 'Failing probe', description: 'Throws; registered only by tests.', inputSchema: { type: 'object' } },
-    scope: 'mcp:read',
-    run: async () => {
-      throw new Error('boom')
-    },
-  },
+  writeProbe,
+  failingProbe,
   {
     // A result the SDK's schema refuses (a text item without text): tells which way a call was answered.
     definition: { name: 'test_malformed_probe', title: 'Malformed probe', description: 'Returns a malformed result; registered only by tests.', inputSchema: { type: 'object' } },

@@ -6,27 +6,10 @@
  */
 import t from 'tap'
 import { updateAccount } from '../runtime/admin.ts'
-import type { McpTool } from '../runtime/mcp/resource-tools.ts'
 import { startTestService } from './helpers/service.ts'
-import { mcpClient } from './helpers/mcp.ts'
+import { failingProbe, mcpClient, writeProbe } from './helpers/mcp.ts'
 
-// Tools only tests register: one needing mcp:write, one that fails inside.
-const testTools: McpTool[] = [
-  {
-    definition: { name: 'test_write_probe', title: 'Write probe', description: 'Needs the mcp:write scope; registered only by tests.', inputSchema: { type: 'object' } },
-    scope: 'mcp:write',
-    run: async () => ({ content: [{ type: 'text', text: 'written' }] }),
-  },
-  {
-    definition: { name: 'test_failing_probe', title: 'Failing probe', description: 'Throws; registered only by tests.', inputSchema: { type: 'object' } },
-    scope: 'mcp:read',
-    run: async () => {
-      throw new Error('boom: SELECT secret FROM internals')
-    },
-  },
-]
-
-const ts = await startTestService(t, { mcpExtraTools: testTools })
+const ts = await startTestService(t, { mcpExtraTools: [writeProbe, failingProbe] })
 const org = ts.seed.orgs.find((o) => o.large)!
 const auth = await ts.keyHeader(org.accountId)
 const orgId = org.salesforceId

@@ -9,18 +9,12 @@ import t from 'tap'
 import { generateKeyPair, SignJWT, UnsecuredJWT } from 'jose'
 import { startTestService } from './helpers/service.ts'
 import { authorizeUrl, Browser, pkce, signIn } from './helpers/oauth.ts'
-import { mcpClient, rpc } from './helpers/mcp.ts'
+import { mcpClient, rpc, writeProbe } from './helpers/mcp.ts'
 import { hashPassword } from '../runtime/oauth/crypto.ts'
 import { issueClient, updateClient } from '../runtime/oauth/clients.ts'
 import { updateAccount } from '../runtime/admin.ts'
-import type { McpTool } from '../runtime/mcp/resource-tools.ts'
 
 let now = Date.now()
-const writeProbe: McpTool = {
-  definition: { name: 'test_write_probe', title: 'Write probe', description: 'Needs mcp:write; registered only by tests.', inputSchema: { type: 'object' } },
-  scope: 'mcp:write',
-  run: async () => ({ content: [{ type: 'text', text: 'written' }] }),
-}
 const ts = await startTestService(t, { clock: () => now, mcpExtraTools: [writeProbe], config: { oauth: { ...(await import('../runtime/config.ts')).loadConfig({}).oauth, agentClients: ['osc_agentagentagentagentag'] } } })
 const issuer = ts.svc.oauth.urls().issuer
 const sql = ts.svc.db.sql

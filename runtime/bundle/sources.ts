@@ -5,6 +5,7 @@
  */
 import { createReadStream, openSync, readSync, closeSync, statSync, readFileSync } from 'node:fs'
 import { NDJSON_FORMAT, NDJSON_VERSION } from './wire.ts'
+import { isJsonObject } from '../json-object.ts'
 
 /** One record of a resource, or a problem of the source. `where` names it in a problem list. */
 export type SourceItem = { resource: string; record: unknown; where: () => string } | { problem: string }
@@ -26,19 +27,17 @@ export interface BundleSource {
   close?(): void
 }
 
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x)
-
 /**
  * A bundle object `{org, scan, data}`: `data` holds records per resource name, an array (a singleton: one object).
  * `singletons` and `known` come from the registry's import targets.
  */
 export function objectSource(bundle: unknown, known: ReadonlySet<string>, singletons: ReadonlySet<string>): BundleSource {
-  const b = isObject(bundle) ? bundle : {}
-  const headerProblems = isObject(bundle) ? [] : ['the bundle must be a JSON object {org, scan, data}']
+  const b = isJsonObject(bundle) ? bundle : {}
+  const headerProblems = isJsonObject(bundle) ? [] : ['the bundle must be a JSON object {org, scan, data}']
   for (const k of Object.keys(b)) if (k !== 'org' && k !== 'scan' && k !== 'data') headerProblems.push(`${k}: unknown member (a bundle has org, scan and data)`)
   const data = b.data === undefined ? {} : b.data
-  if (!isObject(data)) headerProblems.push('data: must be an object of records per resource')
-  const entries = isObject(data) ? Object.entries(data) : []
+  if (!isJsonObject(data)) headerProblems.push('data: must be an object of records per resource')
+  const entries = isJsonObject(data) ? Object.entries(data) : []
   let total = 0
   for (const [k, raw] of entries) if (known.has(k)) total += singletons.has(k) ? 1 : Array.isArray(raw) ? raw.length : 0
   return {
@@ -72,7 +71,7 @@ export function objectSource(bundle: unknown, known: ReadonlySet<string>, single
 function ndjsonHeader(line: string): Record<string, unknown> | undefined {
   try {
     const h = JSON.parse(line) as unknown
-    return isObject(h) && h.format === NDJSON_FORMAT ? h : undefined
+    return isJsonObject(h) && h.format === NDJSON_FORMAT ? h : undefined
   } catch {
     return undefined
   }
@@ -184,11 +183,11 @@ export async function ndjsonFileSource(file: string, known: ReadonlySet<string>)
     } catch (e) {
       return { problem: `line ${at}: not JSON (${(e as Error).message.split('\n')[0].slice(0, 100)})` }
     }
-    if (isObject(x) && typeof x.resource === 'string' && 'record' in x && Object.keys(x).length === 2) {
+    if (isJsonObject(x) && typeof x.resource === 'string' && 'record' in x && Object.keys(x).length === 2) {
       const resource = x.resource
       return known.has(resource) ? { resource, record: x.record, where: () => `line ${at} (${resource})` } : { problem: `line ${at}: unknown resource "${resource.slice(0, 60)}"` }
     }
-    if (isObject(x) && x.end === true) {
+    if (isJsonObject(x) && x.end === true) {
       end = x
       endLine = at
       return undefined
@@ -221,7 +220,7 @@ export async function ndjsonFileSource(file: string, known: ReadonlySet<string>)
       if (!header) return []
       if (!end) return [`the end line {"end":true,"counts":{…}} is missing: the file is truncated`]
       const declared = end.counts
-      if (!isObject(declared)) return [`line ${endLine}: "counts" must be an object of record counts per resource`]
+      if (!isJsonObject(declared)) return [`line ${endLine}: "counts" must be an object of record counts per resource`]
       const problems: string[] = []
       for (const [k, n] of Object.entries(declared)) {
         if (!known.has(k)) problems.push(`line ${endLine}: counts names an unknown resource "${k.slice(0, 60)}"`)

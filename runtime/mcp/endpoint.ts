@@ -28,6 +28,7 @@ import { RawJson, spliceRawJson } from './tool-results.ts'
 import { releaseWhenWritten } from '../http/response-done.ts'
 import { bodyLength, endWithBody, type Body } from '../http/respond.ts'
 import type { McpSessions } from './sessions.ts'
+import { isJsonObject } from '../json-object.ts'
 
 /** The unversioned `/mcp` was deprecated when `/v1/mcp` launched and removed on this date (00:00 UTC). */
 export const UNVERSIONED_SUNSET = '2026-06-25'
@@ -55,43 +56,40 @@ type Lifecycle = { gone: false; headers: Record<string, string>; version?: strin
  */
 export function isPlainLegacyCall(body: unknown, version: string | string[] | undefined): boolean {
   if (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return false
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false
-  const m = body as Record<string, unknown>
-  for (const k in m) if (k !== 'jsonrpc' && k !== 'id' && k !== 'method' && k !== 'params') return false
-  if (m.jsonrpc !== '2.0' || typeof m.method !== 'string' || m.method === 'initialize') return false
-  if (typeof m.id !== 'string' && !Number.isSafeInteger(m.id)) return false
+  const m = plainRequest(body)
+  if (!m || m.method === 'initialize') return false
   const p = m.params
-  return p === undefined || (typeof p === 'object' && p !== null && !Array.isArray(p) && !Object.hasOwn(p, '_meta'))
+  return p === undefined || (isJsonObject(p) && !Object.hasOwn(p, '_meta'))
+}
+
+type PlainRequest = { jsonrpc: '2.0'; id: string | number; method: string; params?: unknown }
+
+/** A JSON-RPC 2.0 request of exactly jsonrpc, id (a string or an integer), method and params (optional); else undefined. */
+function plainRequest(body: unknown): PlainRequest | undefined {
+  if (!isJsonObject(body)) return undefined
+  for (const k in body) if (k !== 'jsonrpc' && k !== 'id' && k !== 'method' && k !== 'params') return undefined
+  const m = body as Partial<Record<keyof PlainRequest, unknown>>
+  if (m.jsonrpc !== '2.0' || typeof m.method !== 'string' || (typeof m.id !== 'string' && !Number.isSafeInteger(m.id))) return undefined
+  return m as PlainRequest
 }
 
 /**
  * The tool and arguments of a `tools/call` the endpoint may answer itself, without the SDK's `Server` (about 40 % of
  * a cached call's CPU: its request and result schemas, an abort controller, a context and promise hops per request):
- * a JSON-RPC 2.0 request of exactly jsonrpc, id (a string or an integer), method and params, whose params hold
- * exactly `name`, naming a tool of the catalog, and, if present, `arguments`, a JSON object — what the SDK's request
- * schema accepts. Anything else (an unknown tool, `_meta`, a task, arguments of another type) is the SDK's to answer
- * or refuse. The answer is the one the SDK would give, byte for byte
- * (`callTool` is shared; test/mcp-direct-calls.test.ts compares the two for every tool), except that the SDK would
- * check a result against its schema, which the catalog's results are built to pass.
+ * a plain JSON-RPC request whose params hold exactly `name`, naming a tool of the catalog, and, if present,
+ * `arguments`, a JSON object — what the SDK's request schema accepts. Anything else (an unknown tool, `_meta`, a task,
+ * arguments of another type) is the SDK's to answer or refuse. The answer is the one the SDK would give, byte for
+ * byte (`callTool` is shared; test/mcp-direct-calls.test.ts compares the two for every tool), except that the SDK
+ * would check a result against its schema, which the catalog's results are built to pass.
  */
 export function directToolCall(body: unknown, tools: ReadonlyMap<string, McpTool>): { tool: McpTool; args: Record<string, unknown> | undefined } | undefined {
-  const m = body as { jsonrpc?: unknown; method?: unknown; id?: unknown; params?: unknown }
-  if (m.jsonrpc !== '2.0' || m.method !== 'tools/call' || (typeof m.id !== 'string' && !Number.isSafeInteger(m.id))) return undefined
-  for (const k in m) if (k !== 'jsonrpc' && k !== 'id' && k !== 'method' && k !== 'params') return undefined
+  const m = plainRequest(body)
+  if (m?.method !== 'tools/call' || !isJsonObject(m.params)) return undefined
   const p = m.params
-  if (typeof p !== 'object' || p === null || Array.isArray(p)) return undefined
-  let name: unknown
-  let args: unknown
-  for (const k in p) {
-    if (k === 'name') name = (p as { name: unknown }).name
-    else if (k === 'arguments') args = (p as { arguments: unknown }).arguments
-    else return undefined
-  }
-  if (typeof name !== 'string') return undefined
-  const tool = tools.get(name)
-  if (!tool) return undefined
-  if (Object.hasOwn(p, 'arguments') && (typeof args !== 'object' || args === null || Array.isArray(args))) return undefined
-  return { tool, args: args as Record<string, unknown> | undefined }
+  for (const k in p) if (k !== 'name' && k !== 'arguments') return undefined
+  const tool = typeof p.name === 'string' ? tools.get(p.name) : undefined
+  if (!tool || (Object.hasOwn(p, 'arguments') && !isJsonObject(p.arguments))) return undefined
+  return { tool, args: p.arguments as Record<string, unknown> | undefined }
 }
 
 /** A 200 JSON-RPC answer: text, or byte parts written one after the other in one corked write. */
@@ -198,7 +196,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
   /** A 2025-era message, checked as the SDK's Streamable HTTP transport checks it, then served by the shared server. */
   async function legacy(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, body: unknown, principal: Principal): Promise<void> {
     const id = (body as { id?: unknown } | null)?.id
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    if (!isJsonObject(body)) {
       return sendRpcError(res, 400, RPC.invalidRequest, 'Invalid Request: one JSON-RPC message per request (no batches).', { headers })
     }
     if (!isJsonContentType(req.headers['content-type'])) return sendRpcError(res, 415, RPC.invalidRequest, 'Unsupported Media Type: Content-Type must be application/json.', { id, headers })
@@ -219,7 +217,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     }
     const rawJson = new RawJson()
     try {
-      const direct = initialize ? undefined : directToolCall(body, d.catalog.tools)
+      const direct = directToolCall(body, d.catalog.tools)
       let answer: JSONRPCMessage | undefined
       if (direct) {
         // The SDK's answer: {result, jsonrpc, id}, in that order.

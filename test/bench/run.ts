@@ -184,15 +184,14 @@ try {
     }
   }
   // --workers 2 against one process, on the cache-miss stream (test/bench/workers.ts).
-  const serveArgs = SERVE_ARGS
   const start = async (args: string[], extra: Record<string, string>) => {
     const started = await startChild(args, { ...env, ...extra })
     children.push(started.child)
     return started
   }
-  const workers = await benchWorkers({ start, stop, measure: (load, s) => measure(load, s), rssMb, pages: () => distinctPages(org.salesforceId), path, headers: auth, serveArgs, seconds, rounds, log })
+  const workers = await benchWorkers({ start, stop, measure: (load, s) => measure(load, s), rssMb, pages: () => distinctPages(org.salesforceId), path, headers: auth, serveArgs: SERVE_ARGS, seconds, rounds, log })
   // The access log's cost, in alternating short turns on two processes (test/bench/access-log-cost.ts).
-  const accessLog = await benchAccessLog({ start, stop, measure: (load, s) => measure(load, s), path, headers: auth, serveArgs, pairs: 6, seconds: 4, log })
+  const accessLog = await benchAccessLog({ start, stop, measure: (load, s) => measure(load, s), path, headers: auth, serveArgs: SERVE_ARGS, pairs: 6, seconds: 4, log })
   const max = (xs: Array<number | undefined>) => Math.max(...xs.map((x) => x ?? 0))
   const summary = Object.fromEntries(
     Object.entries(results).map(([k, ms]) => [k, { rps: median(ms.map((m) => m.rps)), p50: median(ms.map((m) => m.p50)), p99: median(ms.map((m) => m.p99)), non2xx: ms.reduce((a, m) => a + m.non2xx, 0), rssPeakMb: max(ms.map((m) => m.rssPeakMb)), rssAfterMb: max(ms.map((m) => m.rssAfterMb)), runs: ms }]),

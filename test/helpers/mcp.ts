@@ -2,6 +2,23 @@
 import type { Test } from 'tap'
 import { request } from 'node:http'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import type { McpTool } from '../../runtime/mcp/resource-tools.ts'
+
+/** A tool only tests register (`mcpExtraTools`): it needs the mcp:write scope, which no API key holds. */
+export const writeProbe: McpTool = {
+  definition: { name: 'test_write_probe', title: 'Write probe', description: 'Needs the mcp:write scope; registered only by tests.', inputSchema: { type: 'object' } },
+  scope: 'mcp:write',
+  run: async () => ({ content: [{ type: 'text', text: 'written' }] }),
+}
+
+/** A tool only tests register: it throws, with text a client must never see. */
+export const failingProbe: McpTool = {
+  definition: { name: 'test_failing_probe', title: 'Failing probe', description: 'Throws; registered only by tests.', inputSchema: { type: 'object' } },
+  scope: 'mcp:read',
+  run: async () => {
+    throw new Error('boom: SELECT secret FROM internals')
+  },
+}
 
 export type Era = 'legacy' | 'modern'
 
