@@ -1,0 +1,38 @@
+/**
+ * What every test process runs with (package.json "tap"): tap's `node-arg` passes test/helpers/tap-quiet.cjs first,
+ * then tsx and the flags every process a test starts gets (test/helpers/node-flags.ts); tap-quiet turns off tap's
+ * process-info hook in test processes and keeps it out of the processes they start (docs/decisions.md "The test
+ * suite"). The hook sets a global when it is loaded, so a child can say whether it runs in it.
+ */
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { TEST_NODE_FLAGS } from './helpers/node-flags.ts'
+import { runId } from './helpers/templates.ts'
+import { embeddedRunOnly } from './helpers/runs.ts'
+
+embeddedRunOnly(t, 'The test processes’ flags')
+
+const root = new URL('../', import.meta.url).pathname
+const HOOK_GLOBAL = 'Symbol.for("@tapjs/processinfo.ProcessInfoNodeData")'
+const hookImport = import.meta.resolve('@tapjs/processinfo/import')
+
+/** Whether a plain `node` child started from this process (with this process's environment) runs tap's hook. */
+function childHasHook(env: NodeJS.ProcessEnv = process.env): string {
+  const r = spawnSync(process.execPath, ['-p', `typeof globalThis[${HOOK_GLOBAL}] + ' ' + (process.env.NODE_OPTIONS ?? '')`], { cwd: root, env, encoding: 'utf8' })
+  if (r.status !== 0) throw new Error(r.stderr)
+  return r.stdout.trim()
+}
+
+t.test('tap passes tap-quiet first, then tsx and the flags of every process the tests start', async (t) => {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+  t.same(pkg.tap['node-arg'], ['--require=./test/helpers/tap-quiet.cjs', '--import=tsx', ...TEST_NODE_FLAGS])
+  t.ok(process.execArgv.includes('--require=./test/helpers/tap-quiet.cjs') || !runId(), 'this process was started with them')
+})
+
+t.test('the process-info hook records nothing here and reaches no child', { skip: runId() ? false : 'outside tap: no hook to turn off' }, async (t) => {
+  t.equal(process.env._TAPJS_PROCESSINFO_EXCLUDE_, '/./', 'nothing recorded in this process')
+  t.notMatch(process.env.NODE_OPTIONS ?? '', /processinfo/, 'NODE_OPTIONS does not name the hook')
+  t.equal(childHasHook(), 'undefined', 'a child started with this environment runs without the hook')
+  t.equal(childHasHook({ ...process.env, NODE_OPTIONS: `--import=${hookImport}` }).split(' ')[0], 'object', 'control: a child given the hook has it')
+})
