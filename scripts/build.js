@@ -10,11 +10,12 @@
 //
 // Modules that find files beside themselves (`new URL('./migrations/', import.meta.url)`) keep doing so: in each source,
 // `import.meta.url` becomes that source's own address, derived from the bundle's, so the bundle may move with the
-// checkout. `dist/orgscan.mjs.map` maps the bundle back to the sources (`NODE_OPTIONS=--enable-source-maps`).
+// checkout (scripts/own-url.js). `dist/orgscan.mjs.map` maps the bundle back to the sources
+// (`NODE_OPTIONS=--enable-source-maps`).
 import { closeSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
 import { dirname, relative } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { ownUrlPlugin } from './own-url.js'
 
 const MARK = '// orgscan-build '
 
@@ -26,10 +27,12 @@ const stamp = (path) => {
 
 /** This file: a change to how bundles are built makes every bundle stale. */
 const SELF = fileURLToPath(import.meta.url)
+/** The plugin it builds with, which changes the bundle as much. */
+const PLUGIN = fileURLToPath(new URL('./own-url.js', import.meta.url))
 
 /**
  * What the bundle at `path` records — the sources it was built from (path relative to the root → stamp) and the
- * stamp of this builder — or undefined if unreadable.
+ * stamp of this builder and its plugin — or undefined if unreadable.
  */
 function readRecord(path) {
   let fd
@@ -55,25 +58,12 @@ function readRecord(path) {
  * stale as a source's would, this builder (a test gives one of its own).
  */
 export function createBuilder({ root, entry, out, self = SELF }) {
-  /** In each source, `import.meta.url` becomes that source's own URL, relative to the bundle's. */
-  const ownUrlPlugin = {
-    name: 'orgscan-own-url',
-    setup(b) {
-      b.onLoad({ filter: /\.ts$/ }, async (args) => {
-        let contents = await readFile(args.path, 'utf8')
-        if (contents.includes('import.meta.url')) {
-          const rel = relative(dirname(out), args.path).split('\\').join('/')
-          contents = contents.replaceAll('import.meta.url', `new URL(${JSON.stringify(rel)}, import.meta.url).href`)
-        }
-        return { contents, loader: 'ts' }
-      })
-    },
-  }
+  const builderStamp = () => `${stamp(self)}+${stamp(PLUGIN)}`
 
   /** True when the bundle exists and every source it was built from is unchanged. */
   function isCurrent() {
     const record = readRecord(out)
-    if (!record || record.builder !== stamp(self)) return false
+    if (!record || record.builder !== builderStamp()) return false
     for (const [rel, was] of Object.entries(record.sources)) {
       try {
         if (stamp(root + rel) !== was) return false
@@ -100,7 +90,7 @@ export function createBuilder({ root, entry, out, self = SELF }) {
       write: false,
       outfile: out,
       logLevel: 'silent',
-      plugins: [ownUrlPlugin],
+      plugins: [ownUrlPlugin(dirname(out))],
     })
     // Stamped after the build read them: a source edited meanwhile makes the bundle stale, never falsely current.
     const sources = {}
@@ -117,7 +107,7 @@ export function createBuilder({ root, entry, out, self = SELF }) {
           map.mappings = ';' + map.mappings
           writeFileSync(tmp, JSON.stringify(map))
         } else {
-          writeFileSync(tmp, MARK + JSON.stringify({ sources, builder: stamp(self) }) + '\n' + file.text)
+          writeFileSync(tmp, MARK + JSON.stringify({ sources, builder: builderStamp() }) + '\n' + file.text)
         }
         renameSync(tmp, file.path)
       } catch (e) {

@@ -24,9 +24,9 @@ function childHasHook(env: NodeJS.ProcessEnv = process.env): string {
   return r.stdout.trim()
 }
 
-t.test('tap passes tap-quiet first, then tsx and the flags of every process the tests start', async (t) => {
+t.test('tap passes tap-quiet first, then the TypeScript loader and the flags of every process the tests start', async (t) => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
-  t.same(pkg.tap['node-arg'], ['--require=./test/helpers/tap-quiet.cjs', '--import=tsx', ...TEST_NODE_FLAGS])
+  t.same(pkg.tap['node-arg'], ['--require=./test/helpers/tap-quiet.cjs', '--import=./test/helpers/ts-loader.mjs', ...TEST_NODE_FLAGS])
   t.ok(process.execArgv.includes('--require=./test/helpers/tap-quiet.cjs') || !runId(), 'this process was started with them')
 })
 
@@ -35,4 +35,14 @@ t.test('the process-info hook records nothing here and reaches no child', { skip
   t.notMatch(process.env.NODE_OPTIONS ?? '', /processinfo/, 'NODE_OPTIONS does not name the hook')
   t.equal(childHasHook(), 'undefined', 'a child started with this environment runs without the hook')
   t.equal(childHasHook({ ...process.env, NODE_OPTIONS: `--import=${hookImport}` }).split(' ')[0], 'object', 'control: a child given the hook has it')
+})
+
+t.test('a test file runs as its bundle, built once for the run by the before script', { skip: runId() ? false : 'outside tap: the sources run' }, async (t) => {
+  // Without source maps, a stack names the file that really runs.
+  process.setSourceMapsEnabled(false)
+  const stack = new Error('here').stack ?? ''
+  process.setSourceMapsEnabled(true)
+  t.match(stack, new RegExp(`/node_modules/\\.cache/orgscan-test-bundles/${runId()}/test__test-processes\\.test\\.mjs:`))
+  const mapped = new Error('here').stack ?? ''
+  t.match(mapped, /\/test\/test-processes\.test\.ts:\d+/, 'with source maps, the TypeScript source')
 })

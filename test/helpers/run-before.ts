@@ -1,6 +1,7 @@
 /**
  * tap's `before` script (package.json "tap"): builds this run's database templates (templates.ts) — on PostgreSQL when
- * TEST_DATABASE_URL is set, else on the embedded database — after removing templates of runs whose runner is gone.
+ * TEST_DATABASE_URL is set, else on the embedded database — and, meanwhile, its test bundles (test-bundles.mjs), after
+ * removing the templates and bundles of runs whose runner is gone.
  */
 import { cpSync, writeFileSync } from 'node:fs'
 import postgres from 'postgres'
@@ -12,6 +13,7 @@ import { migrate } from '../../runtime/db/migrate.ts'
 import { withDatabase } from './test-db.ts'
 import { alive, removeTemplateFiles, runId, SEED_SCALE, templateNames, templateRuns } from './templates.ts'
 import { dropRunDatabases } from './template-databases.ts'
+import { buildTestBundles, removeTestBundles } from './test-bundles.mjs'
 
 const run = runId()
 if (!run) throw new Error('run-before.ts runs as tap’s before script')
@@ -19,6 +21,13 @@ const pg = process.env.TEST_DATABASE_URL
 const t0 = Date.now()
 
 for (const stale of templateRuns().filter((r) => !r.alive)) removeTemplateFiles(stale.run)
+removeTestBundles(undefined, (r: string) => !alive(Number(r)))
+// esbuild works in a process of its own while the templates are built here. A failed build is reported, not fatal:
+// the test files then run from their sources.
+const bundling = buildTestBundles(run).then(
+  (n) => `${n} test bundles`,
+  (e: Error) => `no test bundles (${e.message.split('\n')[0]}): test files run from their sources`,
+)
 // Only runs whose runner is gone: another test run may be using the same PostgreSQL server right now.
 if (pg) await dropRunDatabases(pg, (r) => r !== run && !alive(Number(r)))
 
@@ -51,4 +60,5 @@ if (pg) {
 const marker = (s: SeedResult | null) => JSON.stringify({ seed: s, embedded: !pg, postgres: !!pg })
 writeFileSync(empty.seedFile, marker(null))
 writeFileSync(seeded.seedFile, marker(seed))
-process.stderr.write(`# database templates (${pg ? 'PostgreSQL' : 'embedded'}) ready in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`)
+const bundled = await bundling
+process.stderr.write(`# database templates (${pg ? 'PostgreSQL' : 'embedded'}) and ${bundled} ready in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`)

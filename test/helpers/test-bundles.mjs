@@ -1,0 +1,88 @@
+/**
+ * Each test file of a tap run as one compiled ES module (with chunks shared between files), built once by tap's
+ * `before` script (run-before.ts) and run by ts-hooks.mjs in place of the file's TypeScript: a test process then loads
+ * a few modules instead of about 150 TypeScript sources, each through the loader thread, transformed and source-mapped
+ * — about 0.8 s less CPU per test process on this 2-core machine (docs/decisions.md "The test suite").
+ *
+ * Built with esbuild, packages left as imports, source maps linked (tap turns source maps on, so a failure still points
+ * into the .ts files). As in scripts/build.js, `import.meta.url` in each source becomes that source's own URL
+ * (scripts/own-url.js), so code that finds files beside itself keeps finding them.
+ *
+ * The bundles of a run live in `node_modules/.cache/orgscan-test-bundles/<run>/` (inside the project, so the packages
+ * they import are found), where <run> is the tap runner's process id, as for the database templates (templates.ts);
+ * tap's `after` script removes them, and a later run removes those of runs whose runner is gone.
+ * Plain JavaScript: the loader thread reads it before any TypeScript can be loaded.
+ */
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { ownUrlPlugin } from '../../scripts/own-url.js'
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const ALL_BUNDLES = `${ROOT}node_modules/.cache/orgscan-test-bundles/`
+/** Lists, relative to a run's folder, the entries built: written last, so its presence means the build finished. */
+const MANIFEST = 'manifest.json'
+
+/** The folder of a run's bundles (a path ending in a slash). */
+export const bundlesDir = (run) => `${ALL_BUNDLES}${run}/`
+
+/** The bundle's file name for a test file (a path relative to the project root): `test/x.test.ts` → `test__x.test.mjs`. */
+export const bundleName = (rel) => `${rel.replace(/\.ts$/, '').split(/[\\/]/).join('__')}.mjs`
+
+/** The test files tap runs (package.json "tap": include `test/**\/*.test.ts`, exclude helpers, bench and fixtures). */
+function testFiles() {
+  const out = []
+  const walk = (dir) => {
+    for (const e of readdirSync(ROOT + dir, { withFileTypes: true })) {
+      const rel = `${dir}/${e.name}`
+      if (e.isDirectory()) {
+        if (!['test/helpers', 'test/bench', 'test/fixtures'].includes(rel)) walk(rel)
+      } else if (e.name.endsWith('.test.ts')) out.push(rel)
+    }
+  }
+  walk('test')
+  return out.sort()
+}
+
+/** Builds every test file's bundle for `run`; resolves with the number built. */
+export async function buildTestBundles(run) {
+  const esbuild = await import('esbuild')
+  const outdir = bundlesDir(run)
+  rmSync(outdir, { recursive: true, force: true })
+  const files = testFiles()
+  await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: Object.fromEntries(files.map((f) => [bundleName(f).replace(/\.mjs$/, ''), f])),
+    bundle: true,
+    splitting: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    keepNames: true,
+    sourcemap: 'linked',
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'chunk-[hash]',
+    outdir,
+    logLevel: 'silent',
+    plugins: [ownUrlPlugin(outdir)],
+  })
+  const { writeFileSync } = await import('node:fs')
+  writeFileSync(outdir + MANIFEST, JSON.stringify(files.map(bundleName)))
+  return files.length
+}
+
+/** The bundles a finished build of `run` holds (file names), or an empty set. */
+export function builtBundles(run) {
+  try {
+    return new Set(JSON.parse(readFileSync(bundlesDir(run) + MANIFEST, 'utf8')))
+  } catch {
+    return new Set()
+  }
+}
+
+/** Removes the bundles of `run`, or (without it) of every run `isGone` says is over. */
+export function removeTestBundles(run, isGone) {
+  if (run) return rmSync(bundlesDir(run), { recursive: true, force: true })
+  if (!existsSync(ALL_BUNDLES)) return
+  for (const r of readdirSync(ALL_BUNDLES)) if (isGone(r)) rmSync(bundlesDir(r), { recursive: true, force: true })
+}

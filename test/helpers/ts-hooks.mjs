@@ -1,0 +1,59 @@
+/**
+ * Module hooks of the test processes (registered by ts-loader.mjs, in place of tsx):
+ * - `resolve`: a test file started by tap runs as its bundle of this run, when one was built (test-bundles.mjs);
+ * - `load`: any other TypeScript file (tap's before and after scripts, a test run outside tap, a module a test imports
+ *   by a computed name) is compiled by esbuild, type annotations removed as `tsc` would (the project's tsconfig
+ *   options), with an inline source map; compiled files are kept in `node_modules/.cache/orgscan-ts/` by content.
+ */
+import { createHash } from 'node:crypto'
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { pathToFileURL } from 'node:url'
+import { builtBundles, bundleName, bundlesDir, ROOT } from './test-bundles.mjs'
+
+const ROOT_URL = pathToFileURL(ROOT).href
+const CACHE = `${ROOT}node_modules/.cache/orgscan-ts/`
+let run
+let bundles = new Set()
+
+export function initialize(data) {
+  run = data?.run
+  if (run) bundles = builtBundles(run)
+}
+
+export async function resolve(specifier, context, next) {
+  const r = await next(specifier, context)
+  // The entry point (the file tap started) has no parent.
+  if (context.parentURL === undefined && run && r.url.startsWith(ROOT_URL) && r.url.endsWith('.test.ts')) {
+    const name = bundleName(decodeURIComponent(r.url.slice(ROOT_URL.length)))
+    if (bundles.has(name)) return { url: pathToFileURL(bundlesDir(run) + name).href, format: 'module', shortCircuit: true }
+  }
+  return r
+}
+
+let esbuild
+let tsconfigRaw
+
+export async function load(url, context, next) {
+  if (!url.startsWith('file:') || !url.endsWith('.ts')) return next(url, context)
+  const path = new URL(url)
+  const source = readFileSync(path, 'utf8')
+  const key = createHash('sha256').update(url).update('\0').update(source).digest('hex').slice(0, 40)
+  const file = `${CACHE}${key}.mjs`
+  try {
+    return { format: 'module', source: readFileSync(file, 'utf8'), shortCircuit: true }
+  } catch {
+    // not compiled yet
+  }
+  esbuild ??= await import('esbuild')
+  tsconfigRaw ??= { compilerOptions: JSON.parse(readFileSync(`${ROOT}tsconfig.json`, 'utf8')).compilerOptions }
+  const { code } = esbuild.transformSync(source, { loader: 'ts', format: 'esm', target: 'node20', sourcemap: 'inline', sourcefile: url, tsconfigRaw })
+  try {
+    mkdirSync(CACHE, { recursive: true })
+    const tmp = `${file}.${process.pid}.tmp`
+    writeFileSync(tmp, code)
+    renameSync(tmp, file)
+  } catch {
+    // a read-only checkout: compiled again next time
+  }
+  return { format: 'module', source: code, shortCircuit: true }
+}
