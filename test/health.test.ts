@@ -15,7 +15,8 @@ const slow: McpTool = {
   definition: { name: 'test_slow_probe', title: 'Slow probe', description: 'Answers after args.ms milliseconds; registered only by tests.', inputSchema: { type: 'object' } },
   scope: 'mcp:read',
   run: async (args) => {
-    await new Promise((r) => setTimeout(r, Number((args as { ms?: number }).ms ?? 1000)))
+    // Unreferenced: a call cut by the grace time does not keep the test process alive until its end.
+    await new Promise((r) => setTimeout(r, Number((args as { ms?: number }).ms ?? 1000)).unref())
     return { content: [{ type: 'text', text: 'done' }] }
   },
 }
