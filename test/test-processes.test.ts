@@ -2,11 +2,16 @@
  * What every test process runs with (package.json "tap"): tap's `node-arg` passes test/helpers/tap-quiet.cjs first,
  * then tsx and the flags every process a test starts gets (test/helpers/node-flags.ts); tap-quiet turns off tap's
  * process-info hook in test processes and keeps it out of the processes they start (docs/decisions.md "The test
- * suite"). The hook sets a global when it is loaded, so a child can say whether it runs in it.
+ * suite"). The hook sets a global when it is loaded, so a child can say whether it runs in it. Each test file runs as
+ * its bundle built for the run (test-bundles.mjs); other TypeScript is compiled by the loader (ts-hooks.mjs).
  */
 import t from 'tap'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { TEST_NODE_FLAGS } from './helpers/node-flags.ts'
 import { runId } from './helpers/templates.ts'
 import { embeddedRunOnly } from './helpers/runs.ts'
@@ -45,4 +50,23 @@ t.test('a test file runs as its bundle, built once for the run by the before scr
   t.match(stack, new RegExp(`/node_modules/\\.cache/orgscan-test-bundles/${runId()}/test__test-processes\\.test\\.mjs:`))
   const mapped = new Error('here').stack ?? ''
   t.match(mapped, /\/test\/test-processes\.test\.ts:\d+/, 'with source maps, the TypeScript source')
+})
+
+t.test('outside a bundle, TypeScript is compiled, and a source edited is compiled again in place of its older compile', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'orgscan-ts-loader-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, 'probe.ts')
+  const cacheDir = join(root, 'node_modules/.cache/orgscan-ts')
+  const prefix = createHash('sha256').update(pathToFileURL(file).href).digest('hex').slice(0, 32)
+  const compiles = () => readdirSync(cacheDir).filter((f) => f.startsWith(`${prefix}.`))
+  const run = (value: number) => {
+    writeFileSync(file, `const value: number = ${value}\nexport type Unused = { a: string }\nconsole.log(value satisfies number)\n`)
+    const r = spawnSync(process.execPath, ['--import=./test/helpers/ts-loader.mjs', file], { cwd: root, encoding: 'utf8', env: { ...process.env, TAP_BEFORE: '' } })
+    t.equal(r.status, 0, r.stderr)
+    return r.stdout.trim()
+  }
+  t.equal(run(1), '1', 'types removed, the module ran')
+  t.equal(compiles().length, 1, 'one compile kept')
+  t.equal(run(2), '2', 'the edit is what runs')
+  t.equal(compiles().length, 1, 'and it replaced the older compile')
 })

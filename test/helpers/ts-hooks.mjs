@@ -3,10 +3,10 @@
  * - `resolve`: a test file started by tap runs as its bundle of this run, when one was built (test-bundles.mjs);
  * - `load`: any other TypeScript file (tap's before and after scripts, a test run outside tap, a module a test imports
  *   by a computed name) is compiled by esbuild, type annotations removed as `tsc` would (the project's tsconfig
- *   options), with an inline source map; compiled files are kept in `node_modules/.cache/orgscan-ts/` by content.
+ *   options), with an inline source map; compiled files are kept in `node_modules/.cache/orgscan-ts/`, one per source.
  */
 import { createHash } from 'node:crypto'
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { builtBundles, bundleName, bundlesDir, ROOT } from './test-bundles.mjs'
 
@@ -37,10 +37,12 @@ export async function load(url, context, next) {
   if (!url.startsWith('file:') || !url.endsWith('.ts')) return next(url, context)
   const path = new URL(url)
   const source = readFileSync(path, 'utf8')
-  const key = createHash('sha256').update(url).update('\0').update(source).digest('hex').slice(0, 40)
-  const file = `${CACHE}${key}.mjs`
+  // Named by the source's URL and the text it was compiled from; a new compile of a source removes its older ones, so
+  // the cache holds one file per TypeScript file however often it is edited.
+  const prefix = createHash('sha256').update(url).digest('hex').slice(0, 32)
+  const name = `${prefix}.${createHash('sha256').update(source).digest('hex').slice(0, 32)}.mjs`
   try {
-    return { format: 'module', source: readFileSync(file, 'utf8'), shortCircuit: true }
+    return { format: 'module', source: readFileSync(CACHE + name, 'utf8'), shortCircuit: true }
   } catch {
     // not compiled yet
   }
@@ -49,9 +51,10 @@ export async function load(url, context, next) {
   const { code } = esbuild.transformSync(source, { loader: 'ts', format: 'esm', target: 'node20', sourcemap: 'inline', sourcefile: url, tsconfigRaw })
   try {
     mkdirSync(CACHE, { recursive: true })
-    const tmp = `${file}.${process.pid}.tmp`
+    const tmp = `${CACHE}${name}.${process.pid}.tmp`
     writeFileSync(tmp, code)
-    renameSync(tmp, file)
+    renameSync(tmp, CACHE + name)
+    for (const f of readdirSync(CACHE)) if (f.startsWith(`${prefix}.`) && f.endsWith('.mjs') && f !== name) rmSync(CACHE + f, { force: true })
   } catch {
     // a read-only checkout: compiled again next time
   }
