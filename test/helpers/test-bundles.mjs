@@ -2,7 +2,7 @@
  * Each test file of a tap run as one compiled ES module (with chunks shared between files), built once by tap's
  * `before` script (run-before.ts) and run by ts-hooks.mjs in place of the file's TypeScript: a test process then loads
  * a few modules instead of about 150 TypeScript sources, each through the loader thread, transformed and source-mapped
- * — about 0.8 s less CPU per test process on this 2-core machine (docs/decisions.md "The test suite").
+ * — about 0.65 s less CPU per test file on this 2-core machine (docs/decisions.md "The test suite").
  *
  * Built with esbuild, packages left as imports, source maps linked (tap turns source maps on, so a failure still points
  * into the .ts files). As in scripts/build.js, `import.meta.url` in each source becomes that source's own URL
@@ -13,7 +13,7 @@
  * tap's `after` script removes them, and a later run removes those of runs whose runner is gone.
  * Plain JavaScript: the loader thread reads it before any TypeScript can be loaded.
  */
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { ownUrlPlugin } from '../../scripts/own-url.js'
 
@@ -58,7 +58,7 @@ export async function buildTestBundles(run) {
     format: 'esm',
     target: 'node20',
     packages: 'external',
-    keepNames: true,
+    keepNames: true, // functions and classes keep their names (`fn.name`), as when the sources run
     sourcemap: 'linked',
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunk-[hash]',
@@ -66,7 +66,6 @@ export async function buildTestBundles(run) {
     logLevel: 'silent',
     plugins: [ownUrlPlugin(outdir)],
   })
-  const { writeFileSync } = await import('node:fs')
   writeFileSync(outdir + MANIFEST, JSON.stringify(files.map(bundleName)))
   return files.length
 }
