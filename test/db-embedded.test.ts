@@ -41,13 +41,13 @@ async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
   return [v, Math.round(performance.now() - t0)]
 }
 
-/** `node --import tsx` child running an ES module snippet; `connect` is bound to runtime/db/connect.ts. */
+/** A child running an ES module snippet, with the tests' TypeScript loader; `connect` is bound to runtime/db/connect.ts. */
 function child(code: string): ChildProcess {
   const env = { ...process.env }
   delete env.NODE_OPTIONS // no tap instrumentation in the child
   return spawn(
     process.execPath,
-    [...TEST_NODE_FLAGS, '--import', 'tsx', '--input-type=module', '-e', `const connect = await import(${JSON.stringify(CONNECT_URL)});\n${code}`],
+    [...TEST_NODE_FLAGS, '--import', './test/helpers/ts-loader.mjs', '--input-type=module', '-e', `const connect = await import(${JSON.stringify(CONNECT_URL)});\n${code}`],
     { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] },
   )
 }
