@@ -9,7 +9,7 @@
  */
 import t from 'tap'
 import type { McpTool } from '../runtime/mcp/resource-tools.ts'
-import { directToolCall } from '../runtime/mcp/endpoint.ts'
+import { directToolCall, plainLegacyCall } from '../runtime/mcp/endpoint.ts'
 import { startTestService } from './helpers/service.ts'
 import { failingProbe, initializeBody, rpc, writeProbe } from './helpers/mcp.ts'
 
@@ -112,7 +112,10 @@ t.test('the direct way is taken for what a client sends, and only for that', asy
 
   const tools = new Map(probes.map((p) => [p.definition.name, p]))
   const name = 'test_write_probe'
-  const ok = (body: unknown) => directToolCall(body, tools) !== undefined
+  const ok = (body: unknown) => {
+    const plain = plainLegacyCall(body, '2025-11-25')
+    return plain !== undefined && directToolCall(plain, tools) !== undefined
+  }
   t.ok(ok({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name } }), 'no arguments')
   t.ok(ok({ jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name, arguments: { x: 1 } } }), 'a string id, arguments')
   const sdkOnly: Array<[string, unknown]> = [

@@ -12,7 +12,7 @@ import { createAccount, createKey } from '../runtime/admin.ts'
 import type { TestService } from './helpers/service.ts'
 import fc from 'fast-check'
 import { classifyInboundRequest } from '@modelcontextprotocol/server'
-import { isPlainLegacyCall } from '../runtime/mcp/endpoint.ts'
+import { plainLegacyCall } from '../runtime/mcp/endpoint.ts'
 
 let now = Date.parse('2026-11-23T12:00:00Z')
 const clock = () => now
@@ -208,7 +208,7 @@ t.test('MCP on a listener of its own (MCP_PORT)', async (t) => {
 
 t.test('2025-era calls skip the SDK\'s classifier only where it would call them 2025-era', async (t) => {
   const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'list_orgs', arguments: {} } }
-  t.ok(isPlainLegacyCall(call, '2025-11-25'), 'an ordinary 2025-era tool call takes the short way')
+  t.ok(plainLegacyCall(call, '2025-11-25'), 'an ordinary 2025-era tool call takes the short way')
   t.equal(classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader: '2025-11-25', body: call }).kind, 'legacy')
   const near: Array<[string, unknown, string | undefined]> = [
     ['no version header', call, undefined],
@@ -221,7 +221,7 @@ t.test('2025-era calls skip the SDK\'s classifier only where it would call them 
     ['a batch', [call], '2025-11-25'],
     ['a notification', { jsonrpc: '2.0', method: 'notifications/initialized' }, '2025-11-25'],
   ]
-  for (const [what, body, v] of near) t.notOk(isPlainLegacyCall(body, v), `${what}: left to the SDK`)
+  for (const [what, body, v] of near) t.notOk(plainLegacyCall(body, v), `${what}: left to the SDK`)
   // Whenever the short way is taken, the SDK's classifier would have said 2025-era too.
   const value = fc.oneof(
     fc.constantFrom<unknown>('2.0', '1.0', 'tools/call', 'initialize', 'ping', '', null, true, 0, -0, 1, 1.5, -7, 2 ** 53, 2 ** 60, NaN, [], {}),
@@ -250,7 +250,7 @@ t.test('2025-era calls skip the SDK\'s classifier only where it would call them 
   let shortWays = 0
   fc.assert(
     fc.property(body, version, (b, v) => {
-      if (!isPlainLegacyCall(b, v)) return true
+      if (!plainLegacyCall(b, v)) return true
       shortWays++
       return classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader: v, body: b }).kind === 'legacy'
     }),

@@ -48,21 +48,21 @@ export interface McpEndpointDeps {
 type Lifecycle = { gone: false; headers: Record<string, string>; version?: string } | { gone: true; unreleased?: boolean }
 
 /**
- * Whether the SDK's `classifyInboundRequest` would certainly call this message 2025-era ("legacy", no envelope
+ * The message, when the SDK's `classifyInboundRequest` would certainly call it 2025-era ("legacy", no envelope
  * claim), decided without it: it checks the body against several schemas (about a tenth of a cached tool call's CPU).
- * True only for what it cannot classify otherwise: a request (the exact keys of a JSON-RPC request, a string or
- * integer id, a method other than `initialize`, params an object without `_meta`, where the 2026 envelope would be)
- * sent with an MCP-Protocol-Version header naming a 2025-era version exactly. Anything else goes to the SDK.
+ * Only what it cannot classify otherwise: a request (the exact keys of a JSON-RPC request, a string or integer id, a
+ * method other than `initialize`, params an object without `_meta`, where the 2026 envelope would be) sent with an
+ * MCP-Protocol-Version header naming a 2025-era version exactly. Anything else (undefined) goes to the SDK.
  */
-export function isPlainLegacyCall(body: unknown, version: string | string[] | undefined): boolean {
-  if (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return false
+export function plainLegacyCall(body: unknown, version: string | string[] | undefined): PlainRequest | undefined {
+  if (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined
   const m = plainRequest(body)
-  if (!m || m.method === 'initialize') return false
+  if (!m || m.method === 'initialize') return undefined
   const p = m.params
-  return p === undefined || (isJsonObject(p) && !Object.hasOwn(p, '_meta'))
+  return p === undefined || (isJsonObject(p) && !Object.hasOwn(p, '_meta')) ? m : undefined
 }
 
-type PlainRequest = { jsonrpc: '2.0'; id: string | number; method: string; params?: unknown }
+export type PlainRequest = { jsonrpc: '2.0'; id: string | number; method: string; params?: unknown }
 
 /** A JSON-RPC 2.0 request of exactly jsonrpc, id (a string or an integer), method and params (optional); else undefined. */
 function plainRequest(body: unknown): PlainRequest | undefined {
@@ -74,17 +74,16 @@ function plainRequest(body: unknown): PlainRequest | undefined {
 }
 
 /**
- * The tool and arguments of a `tools/call` the endpoint may answer itself, without the SDK's `Server` (about 40 % of
- * a cached call's CPU: its request and result schemas, an abort controller, a context and promise hops per request):
- * a plain JSON-RPC request whose params hold exactly `name`, naming a tool of the catalog, and, if present,
- * `arguments`, a JSON object — what the SDK's request schema accepts. Anything else (an unknown tool, `_meta`, a task,
+ * The tool and arguments of a plain 2025-era `tools/call` (`plainLegacyCall`) the endpoint may answer itself, without
+ * the SDK's `Server` (about 40 % of a cached call's CPU: its request and result schemas, an abort controller, a
+ * context and promise hops per request): params of exactly `name`, naming a tool of the catalog, and, if present,
+ * `arguments`, a JSON object — what the SDK's request schema accepts. Anything else (an unknown tool, a task,
  * arguments of another type) is the SDK's to answer or refuse. The answer is the one the SDK would give, byte for
  * byte (`callTool` is shared; test/mcp-direct-calls.test.ts compares the two for every tool), except that the SDK
  * would check a result against its schema, which the catalog's results are built to pass.
  */
-export function directToolCall(body: unknown, tools: ReadonlyMap<string, McpTool>): { tool: McpTool; args: Record<string, unknown> | undefined } | undefined {
-  const m = plainRequest(body)
-  if (m?.method !== 'tools/call' || !isJsonObject(m.params)) return undefined
+export function directToolCall(m: PlainRequest, tools: ReadonlyMap<string, McpTool>): { tool: McpTool; args: Record<string, unknown> | undefined } | undefined {
+  if (m.method !== 'tools/call' || !isJsonObject(m.params)) return undefined
   const p = m.params
   for (const k in p) if (k !== 'name' && k !== 'arguments') return undefined
   const tool = typeof p.name === 'string' ? tools.get(p.name) : undefined
@@ -178,7 +177,8 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     }
     const principal = await authorized(req, res, headers, version)
     if (!principal) return
-    if (isPlainLegacyCall(body, req.headers['mcp-protocol-version'])) return legacy(req, res, headers, body, principal)
+    const plain = plainLegacyCall(body, req.headers['mcp-protocol-version'])
+    if (plain) return legacy(req, res, headers, body, principal, plain)
     const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined)
     const route = classifyInboundRequest({
       httpMethod: 'POST',
@@ -193,8 +193,11 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     return legacy(req, res, headers, body, principal)
   }
 
-  /** A 2025-era message, checked as the SDK's Streamable HTTP transport checks it, then served by the shared server. */
-  async function legacy(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, body: unknown, principal: Principal): Promise<void> {
+  /**
+   * A 2025-era message, checked as the SDK's Streamable HTTP transport checks it, then served by the shared server —
+   * or, for a plain tool call (`plain`: what `plainLegacyCall` found), by the endpoint itself (`directToolCall`).
+   */
+  async function legacy(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, body: unknown, principal: Principal, plain?: PlainRequest): Promise<void> {
     const id = (body as { id?: unknown } | null)?.id
     if (!isJsonObject(body)) {
       return sendRpcError(res, 400, RPC.invalidRequest, 'Invalid Request: one JSON-RPC message per request (no batches).', { headers })
@@ -217,7 +220,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     }
     const rawJson = new RawJson()
     try {
-      const direct = directToolCall(body, d.catalog.tools)
+      const direct = plain && directToolCall(plain, d.catalog.tools)
       let answer: JSONRPCMessage | undefined
       if (direct) {
         // The SDK's answer: {result, jsonrpc, id}, in that order.

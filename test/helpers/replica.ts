@@ -206,7 +206,7 @@ export async function createReplica(adminUrl: string): Promise<Replica | { skip:
 
 /**
  * A replica for a test, stopped and removed at its teardown; undefined (with a skip line saying why) without
- * TEST_DATABASE_URL or where one cannot be made.
+ * TEST_DATABASE_URL or where one cannot be made — a failure instead where ORGSCAN_REQUIRE_REPLICA=1.
  */
 export async function startReplica(t: Test): Promise<Replica | undefined> {
   const url = process.env.TEST_DATABASE_URL
@@ -216,7 +216,10 @@ export async function startReplica(t: Test): Promise<Replica | undefined> {
   }
   const r = await createReplica(url)
   if ('skip' in r) {
-    t.pass(`skipped: no streaming replica can be made: ${r.skip}`, { skip: true })
+    // .ci/run allows replication connections and then sets ORGSCAN_REQUIRE_REPLICA=1: there, a replica that cannot be
+    // made fails the run instead of skipping (as ORGSCAN_REQUIRE_BROWSER does for the page tests).
+    if (process.env.ORGSCAN_REQUIRE_REPLICA === '1') t.fail(`no streaming replica can be made, and ORGSCAN_REQUIRE_REPLICA=1 requires one: ${r.skip}`)
+    else t.pass(`skipped: no streaming replica can be made: ${r.skip}`, { skip: true })
     return undefined
   }
   t.teardown(() => r.stop())

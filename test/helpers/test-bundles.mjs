@@ -28,19 +28,12 @@ export const bundlesDir = (run) => `${ALL_BUNDLES}${run}/`
 /** The bundle's file name for a test file (a path relative to the project root): `test/x.test.ts` → `test__x.test.mjs`. */
 export const bundleName = (rel) => `${rel.replace(/\.ts$/, '').split(/[\\/]/).join('__')}.mjs`
 
-/** The test files tap runs (package.json "tap": include `test/**\/*.test.ts`, exclude helpers, bench and fixtures). */
+/** Every test file under test/ (tap's include, `test/**\/*.test.ts`; its excluded folders hold none). */
 function testFiles() {
-  const out = []
-  const walk = (dir) => {
-    for (const e of readdirSync(ROOT + dir, { withFileTypes: true })) {
-      const rel = `${dir}/${e.name}`
-      if (e.isDirectory()) {
-        if (!['test/helpers', 'test/bench', 'test/fixtures'].includes(rel)) walk(rel)
-      } else if (e.name.endsWith('.test.ts')) out.push(rel)
-    }
-  }
-  walk('test')
-  return out.sort()
+  return readdirSync(`${ROOT}test`, { recursive: true })
+    .map((f) => `test/${String(f).split('\\').join('/')}`)
+    .filter((f) => f.endsWith('.test.ts'))
+    .sort()
 }
 
 /** Builds every test file's bundle for `run`; resolves with the number built. */

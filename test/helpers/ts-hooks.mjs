@@ -2,8 +2,7 @@
  * Module hooks of the test processes (registered by ts-loader.mjs, in place of tsx):
  * - `resolve`: a test file started by tap runs as its bundle of this run, when one was built (test-bundles.mjs);
  * - `load`: any other TypeScript file (tap's before and after scripts, a test run outside tap, a module a test imports
- *   by a computed name) is compiled by esbuild, type annotations removed as `tsc` would (the project's tsconfig
- *   options), with an inline source map; compiled files are kept in `node_modules/.cache/orgscan-ts/`, one per source.
+ *   by a computed name) is compiled by esbuild (types removed, as in the bundles), with an inline source map; compiled files are kept in `node_modules/.cache/orgscan-ts/`, one per source.
  */
 import { createHash } from 'node:crypto'
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
@@ -31,7 +30,6 @@ export async function resolve(specifier, context, next) {
 }
 
 let esbuild
-let tsconfigRaw
 
 export async function load(url, context, next) {
   if (!url.startsWith('file:') || !url.endsWith('.ts')) return next(url, context)
@@ -47,8 +45,7 @@ export async function load(url, context, next) {
     // not compiled yet
   }
   esbuild ??= await import('esbuild')
-  tsconfigRaw ??= { compilerOptions: JSON.parse(readFileSync(`${ROOT}tsconfig.json`, 'utf8')).compilerOptions }
-  const { code } = esbuild.transformSync(source, { loader: 'ts', format: 'esm', target: 'node20', sourcemap: 'inline', sourcefile: url, tsconfigRaw })
+  const { code } = esbuild.transformSync(source, { loader: 'ts', format: 'esm', target: 'node20', sourcemap: 'inline', sourcefile: url })
   try {
     mkdirSync(CACHE, { recursive: true })
     const tmp = `${CACHE}${name}.${process.pid}.tmp`
