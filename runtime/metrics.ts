@@ -67,6 +67,22 @@ export function createMetrics(o: { cacheStats: () => ResponseCacheStats; inFligh
     },
   })
   new client.Gauge({
+    name: 'orgscan_response_cache_segment_bytes_written',
+    help: 'Bytes of its segments the response cache has written: their resident memory (the records only; the index of the entries is in the heap).',
+    registers: [registry],
+    collect() {
+      this.set(o.cacheStats().segmentBytesWritten)
+    },
+  })
+  new client.Gauge({
+    name: 'orgscan_response_cache_entries',
+    help: 'Answers the response cache holds.',
+    registers: [registry],
+    collect() {
+      this.set(o.cacheStats().entries)
+    },
+  })
+  new client.Gauge({
     name: 'orgscan_http_requests_in_flight',
     help: 'HTTP requests being answered now (shutdown waits for them, up to its grace period).',
     registers: [registry],

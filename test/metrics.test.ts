@@ -54,6 +54,10 @@ t.test('the admin listener serves the metrics; the public port does not', async 
   t.ok((sample(text, 'orgscan_response_cache_bytes') ?? 0) > 0, 'cache size')
   const segments = sample(text, 'orgscan_response_cache_segment_bytes') ?? 0
   t.ok(segments > 0 && segments <= ts.svc.hot.responses.maxBytes, `the cache's allocated memory, within its bound (${segments})`)
+  const written = sample(text, 'orgscan_response_cache_segment_bytes_written') ?? 0
+  const stats = ts.svc.hot.responses.stats()
+  t.ok(written > 0 && written < (sample(text, 'orgscan_response_cache_bytes') ?? 0), `the segments' written bytes: the records, under what the bound counts (${written})`)
+  t.equal(sample(text, 'orgscan_response_cache_entries'), stats.entries, 'entries held')
   t.equal(sample(text, 'orgscan_http_requests_in_flight'), 0, 'no public request in flight between requests (the scrape is on the admin listener)')
   t.ok(sample(text, 'orgscan_process_resident_memory_bytes'), 'process metrics')
   t.ok((sample(text, 'orgscan_db_read_query_duration_seconds_count') ?? 0) >= 3, 'read query time (the misses)')

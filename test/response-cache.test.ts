@@ -104,3 +104,20 @@ t.test('sizes: too large for a segment is not kept, a disabled cache keeps nothi
   t.equal(cache.stats().entries, 1)
   t.equal(cache.stats().bytes, Buffer.byteLength(answer(3).data) + 2 + 512)
 })
+
+t.test('the records are written one after the other: the index takes what the bound leaves of each segment', async (t) => {
+  const cache = new ResponseCache(MB)
+  // Small answers, so the index's share of the bound (the key and the per-entry overhead) is a large part of it.
+  for (let i = 0; i < 4000; i++) cache.set(`key-${i}`, answer(i, 200), false)
+  const s = cache.stats()
+  t.equal(s.segmentBytes, MB, 'every segment allocated')
+  t.ok(s.evictions > 0, `the cache turned over (${s.evictions} evictions)`)
+  const records = [...Array(4000).keys()].filter((i) => cache.get(`key-${i}`, false) !== undefined).reduce((n, i) => n + Buffer.byteLength(answer(i, 200).data), 0)
+  t.ok(records > 0, `answers held (${s.entries})`)
+  // Only the records' bytes are written: the segments' written bytes are far under their size, and the records plus the
+  // index's estimate stay within the bound.
+  t.ok(s.segmentBytesWritten < MB * 0.45, `segments written ${s.segmentBytesWritten} of ${MB} bytes (records ${records})`)
+  t.ok(s.segmentBytesWritten >= records, 'every held record written')
+  t.ok(s.segmentBytesWritten + s.entries * 512 <= MB, 'written records plus the index estimate within the bound')
+  for (let i = 3990; i < 4000; i++) t.equal(cache.get(`key-${i}`, false)?.data, answer(i, 200).data, `key-${i} intact`)
+})

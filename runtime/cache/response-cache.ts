@@ -6,8 +6,10 @@
  * Storage is slabs, not one allocation per answer (docs/decisions.md "Memory"): the records' JSON is written into
  * segments of up to 4 MB (a sixteenth of the bound), allocated once and reused for the life of the process. Answers
  * freed one by one among the requests' own short-lived allocations of the same sizes left the C heap fragmented, so
- * the process held about 2.5× the bound; segments are allocated once and never freed, so the cache's resident memory
- * is its bound. Eviction empties the oldest segment whole; an answer read while it sits in the older half of the
+ * the process held about 2.5× the bound; segments are allocated once and never freed. The bound counts each answer's
+ * records plus its index (its key and an estimated overhead, which live in V8's heap), and a segment holds only the
+ * records, one after the other, so what the bound counts for the index is a segment's never-written end: the records
+ * and the index together take the bound, not the bound plus the index. Eviction empties the oldest segment whole; an answer read while it sits in the older half of the
  * segments is copied forward into the newest, so what is read keeps its place (least recently used first, a segment
  * at a time).
  *
@@ -28,6 +30,12 @@ export interface ResponseCacheStats {
   maxBytes: number
   /** Memory of the segments allocated so far (never more than maxBytes). */
   segmentBytes: number
+  /**
+   * Bytes of the segments ever written: their resident memory. The records are written one after the other, and
+   * what the bound counts for an entry's index (its key and overhead, held in V8's heap) is left unwritten at a
+   * segment's end, so the records and the index together stay within the bound.
+   */
+  segmentBytesWritten: number
   /** Segments that answers being written pin now. */
   pinnedSegments: number
 }
@@ -48,6 +56,10 @@ interface Segment {
   buf: Buffer
   /** Bytes of the bound used so far (answers and their overheads). */
   used: number
+  /** Where the next answer's records go: records are written one after the other, without their overheads. */
+  written: number
+  /** The most bytes ever written to this segment (pages past it were never touched, so are not resident). */
+  touched: number
   /** Keys written here; an entry moved forward or replaced no longer points here and is skipped at eviction. */
   keys: string[]
   /** Order of (re)use: higher is newer; changes whenever the segment is reused. */
@@ -130,10 +142,12 @@ export class ResponseCache {
     let seg = this.live.at(-1)
     if (!seg || seg.used + cost > this.segmentSize) seg = this.nextSegment()
     if (!seg) return undefined
-    const off = seg.used
+    const off = seg.written
     if (typeof data === 'string') seg.buf.write(data, off, len, 'utf8')
     else data.copy(seg.buf, off)
     seg.used += cost
+    seg.written += len
+    if (seg.written > seg.touched) seg.touched = seg.written
     seg.keys.push(key)
     const old = this.entries.get(key)
     if (old) this.bytes -= old.cost
@@ -151,7 +165,9 @@ export class ResponseCache {
     let seg: Segment
     if (this.allocated < this.maxSegments) {
       // allocUnsafeSlow: a buffer of its own (never a slice of Node's shared pool), allocated once, kept for good.
-      seg = { buf: Buffer.allocUnsafeSlow(this.segmentSize), used: 0, keys: [], seq: 0, pins: 0 }
+      // Its pages become resident as they are first written (a fresh mapping), so the part of the bound that the index
+      // takes is never touched.
+      seg = { buf: Buffer.allocUnsafeSlow(this.segmentSize), used: 0, written: 0, touched: 0, keys: [], seq: 0, pins: 0 }
       this.allocated++
     } else {
       const i = this.live.findIndex((s) => s.pins === 0)
@@ -165,6 +181,7 @@ export class ResponseCache {
         this.counts.evictions++
       }
       seg.used = 0
+      seg.written = 0
       seg.keys = []
     }
     seg.seq = ++this.seq
@@ -179,6 +196,7 @@ export class ResponseCache {
       bytes: this.bytes,
       maxBytes: this.maxBytes,
       segmentBytes: this.allocated * this.segmentSize,
+      segmentBytesWritten: this.live.reduce((n, s) => n + s.touched, 0),
       pinnedSegments: this.live.filter((s) => s.pins > 0).length,
     }
   }
