@@ -10,7 +10,9 @@ import { createTestDatabase } from './helpers/test-db.ts'
 import { mcpClient } from './helpers/mcp.ts'
 import { createKey } from '../runtime/admin.ts'
 import type { AccessLine } from '../runtime/http/access-log.ts'
+import { formatAccessLine } from '../runtime/http/access-log.ts'
 import { ATOMIC_WRITE_BYTES, createAccessSink } from '../runtime/http/access-sink.ts'
+import pino from 'pino'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -69,6 +71,30 @@ t.test('orgscan serve writes the access log as JSON lines on stderr (and none wi
     }
     t.equal(found.length, 1, 'one line for the request')
     t.match(JSON.parse(found[0]), { level: 30, time: Number, msg: 'request', method: 'GET', route: '/healthz', status: 200, requestId: 'probe-on' })
+  }
+})
+
+t.test('each line is the JSON line pino writes for the same facts, byte for byte', async (t) => {
+  const time = 1_795_000_000_123
+  const asPino = (l: AccessLine, worker?: number): string => {
+    let out = ''
+    pino({ base: worker === undefined ? undefined : { worker }, timestamp: () => `,"time":${time}` }, { write: (s: string) => void (out = s) }).info(l)
+    return out
+  }
+  const odd = ['a"b', 'back\\slash', 'tab\tand\nnewline', '\u0001control', 'é ü 漢字 😀', 'x'.repeat(300), '']
+  const lines: AccessLine[] = [
+    { msg: 'request', method: 'GET', route: '/v1/orgs/:orgId/fields', status: 200, durationMs: 1.25, requestId: '0d1f9a5e-7c1b-4f7e-9a43-2c5b3e1f8d90', accountId: '12', keyId: 'osk_0123456789abcdef' },
+    { msg: 'request', method: 'POST', route: '/v1/mcp', status: 200, durationMs: 0, requestId: 'trace-42', accountId: '7', keyId: 'osc_agent', userId: '99' },
+    { msg: 'request', method: 'GET', route: '(unmatched)', status: 404, durationMs: 1234.5, requestId: 'r' },
+    { msg: 'request', method: 'GET', route: '/v1/orgs', status: 401, durationMs: 0.01, requestId: 'r', aborted: true },
+    ...odd.map((v, i): AccessLine => ({ msg: 'request', method: 'GET', route: v, status: 400 + i, durationMs: i / 3, requestId: v, accountId: v, keyId: v, userId: v })),
+  ]
+  for (const l of lines) {
+    for (const worker of [undefined, 1, 12]) {
+      const mine = formatAccessLine(l, time, worker)
+      t.equal(mine, asPino(l, worker), `${l.route.slice(0, 30)} (worker ${worker})`)
+      t.same(JSON.parse(mine), { level: 30, time, ...(worker === undefined ? {} : { worker }), ...l }, 'and it parses back to the facts')
+    }
   }
 })
 

@@ -3,8 +3,8 @@
  * the demo seed of a first start, the start-up banner (the `--json` line tools and tests read), and draining on
  * SIGTERM/SIGINT.
  */
-import pino from 'pino'
 import { createAccessSink } from '../../runtime/http/access-sink.ts'
+import { formatAccessLine } from '../../runtime/http/access-log.ts'
 import type postgres from 'postgres'
 import { seedDemo } from '../../demo/seed.ts'
 import { DEMO_USER } from '../../demo/orgs.ts'
@@ -34,14 +34,14 @@ export function portInUse(host: string, port: number): (e: NodeJS.ErrnoException
 }
 
 /**
- * The access log: pino lines gathered and written on stderr in atomic blocks of whole lines (runtime/http/access-sink.ts;
- * flushed on exit); `time` in epoch milliseconds (pino's default, the cheapest). `base`: fields of every line (a worker's slot).
+ * The access log: pino's JSON lines (runtime/http/access-log.ts `formatAccessLine`), gathered and written on stderr
+ * in atomic blocks of whole lines (runtime/http/access-sink.ts; flushed on exit). `worker`: the worker's slot, on
+ * every line.
  */
-export function accessLogger(config: Config, base?: Record<string, unknown>): { line: NonNullable<ServiceOptions['accessLog']>; flush(): void } | undefined {
+export function accessLogger(config: Config, worker?: number): { line: NonNullable<ServiceOptions['accessLog']>; flush(): void } | undefined {
   if (!config.accessLog) return undefined
   const out = createAccessSink((block) => void process.stderr.write(block))
-  const access = pino({ base: base ?? undefined }, out)
-  return { line: (l) => access.info(l), flush: () => out.flush() }
+  return { line: (l) => out.write(formatAccessLine(l, Date.now(), worker)), flush: () => out.flush() }
 }
 
 /** The first start on an empty database: the demo data, a demo key and the demo user's password (ORGSCAN_SEED_DEMO). */

@@ -38,7 +38,7 @@ async function serveAsWorker(config: Config): Promise<void> {
   const a = workerAssignment()!
   const log = createLogger()
   installProcessGuard(log)
-  const access = accessLogger(config, { worker: a.slot })
+  const access = accessLogger(config, a.slot)
   const port = a.port ?? config.port
   const mcp = config.mcp.port === undefined ? config.mcp : { ...config.mcp, port: a.mcpPort ?? config.mcp.port }
   const svc = await startService({ ...config, port, mcp }, { registry, prompts, log, accessLog: access?.line, worker: { slot: a.slot } }).catch(portInUse(config.host, port))

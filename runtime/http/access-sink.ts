@@ -1,5 +1,5 @@
 /**
- * Where `orgscan serve` writes the access log: pino formats each line, and this sink gathers the lines in memory and
+ * Where `orgscan serve` writes the access log: each line formatted (access-log.ts), this sink gathers the lines in memory and
  * hands them to `write` (stderr) a block at a time — when the next line would not fit in the block, a moment after the
  * first line of a block (so an idle server's lines still appear promptly), and at `flush()` before the process exits.
  * A line costs an append to an array; the system call is paid once per block (docs/decisions.md "Operations": pino's
@@ -10,7 +10,7 @@
  * mix (docs/decisions.md "Workers").
  */
 export interface AccessSink {
-  /** pino's destination interface: one formatted line (with its newline). */
+  /** One formatted line (with its newline); pino's destination interface too. */
   write(line: string): void
   /** Writes whatever is gathered, now. */
   flush(): void

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https'
 import type { Socket } from 'node:net'
 import { randomUUID } from 'node:crypto'
-import { accessLine, noteRoute, type AccessLog } from './access-log.ts'
+import { accessLine, noteRoute, Request, type AccessLog } from './access-log.ts'
 import { ApiError } from '../errors.ts'
 import { sendError } from './respond.ts'
 import { whenResponseDone } from './response-done.ts'
@@ -93,7 +93,7 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     if (!st) sockets.set(socket, (st = { open: 0 }))
     return st
   }
-  const httpOptions = { maxHeaderSize: 16384, requestTimeout: 30_000, headersTimeout: 20_000, keepAliveTimeout: 5_000, requireHostHeader: false }
+  const httpOptions = { IncomingMessage: Request, maxHeaderSize: 16384, requestTimeout: 30_000, headersTimeout: 20_000, keepAliveTimeout: 5_000, requireHostHeader: false }
   const life = opts.lifecycle
   const log = opts.accessLog
   const handler = (req: IncomingMessage, res: ServerResponse) => {
