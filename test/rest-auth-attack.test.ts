@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import { request } from 'node:http'
-import { createAccount, createKey } from '../runtime/admin.ts'
+import { createAccount, createKey, revokeKey } from '../runtime/admin.ts'
 import { startTestService, basic } from './helpers/service.ts'
 
 let now = Date.parse('2026-11-23T12:00:00Z')
@@ -88,4 +88,35 @@ t.test('MCP gets the same protection', async (t) => {
     req.end('{"jsonrpc":"2.0","id":1,"method":"ping"}')
   })
   t.equal(r, 429, 'the MCP endpoint sheds the same address')
+})
+
+t.test('a header verified before skips the HMAC while its key is cached, and stops with the key', async (t) => {
+  const key = await createKey(ts.svc.db.sql, ts.svc.pepper, account.id)
+  const auth = basic(key.keyId, key.secret)
+  const hits = () => ts.svc.auth.verifiedHits
+  t.equal((await from('127.0.0.51', '/v1/orgs', auth)).status, 200, 'verified the full way first')
+  const before = hits()
+  for (let i = 0; i < 3; i++) t.equal((await from('127.0.0.51', '/v1/orgs', auth)).status, 200)
+  t.equal(hits() - before, 3, 'then recognised three times')
+  // Another secret for the same key id is a different header: never recognised, always checked.
+  const wrong = await from('127.0.0.52', '/v1/orgs', basic(key.keyId, key.secret.slice(0, -1) + (key.secret.endsWith('A') ? 'B' : 'A')))
+  t.equal(wrong.status, 401, 'a wrong secret for a verified key id is refused')
+  t.equal(hits() - before, 3, 'and was not recognised')
+  // The same credentials spelled differently (scheme case) are verified the full way, then recognised too.
+  const spelled = auth.replace(/^Basic/, 'basic')
+  t.equal((await from('127.0.0.51', '/v1/orgs', spelled)).status, 200)
+  t.equal(hits() - before, 3, 'another spelling is not the verified header')
+  // Revoked in this process: the key's cache entry is dropped, and the header with it, at once.
+  await revokeKey(ts.svc.db.sql, key.keyId)
+  ts.svc.adminChanged({ key: key.keyId })
+  t.equal((await from('127.0.0.51', '/v1/orgs', auth)).status, 401, 'revoked here: refused at once')
+  t.equal(hits() - before, 3)
+  // Expiry: a header verified against an entry older than the cache time is checked against the database again.
+  const other = await createKey(ts.svc.db.sql, ts.svc.pepper, account.id)
+  const otherAuth = basic(other.keyId, other.secret)
+  t.equal((await from('127.0.0.53', '/v1/orgs', otherAuth)).status, 200)
+  await ts.svc.db.sql`UPDATE api_keys SET revoked_at = now() WHERE key_id = ${other.keyId}`
+  t.equal((await from('127.0.0.53', '/v1/orgs', otherAuth)).status, 200, 'revoked by another process: still cached')
+  now += 5000
+  t.equal((await from('127.0.0.53', '/v1/orgs', otherAuth)).status, 401, 'refused once the cache time has passed, as for any cached key')
 })

@@ -43,9 +43,12 @@ export function createAuthenticate(d: AuthenticateDeps): (authorization: string 
         if (wait > 0) throw unauthorized('Too many failed authentications.')
         return await d.bearer.authenticate(m[1], surface)
       }
+      // A header this process verified while its key is cached (runtime/auth/api-keys.ts).
+      const known = authorization !== undefined ? d.keys.verifiedHeader(authorization) : undefined
+      if (known) return known
       const creds = parseBasic(authorization)
       if (!creds) throw unauthorized('Authentication required: send HTTP Basic credentials (API key id and secret).')
-      return await d.keys.authenticate(creds, { cachedOnly: wait > 0 })
+      return await d.keys.authenticate(creds, { cachedOnly: wait > 0, header: authorization })
     } catch (e) {
       if (isApiError(e) && e.code === 'unauthorized') {
         if (wait > 0) throw throttled(wait)

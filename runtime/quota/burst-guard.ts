@@ -120,6 +120,8 @@ export class BurstGuard {
 
 /** The bucket key of a peer address: IPv4 as is (also when IPv4-mapped), IPv6 by its /64 prefix. */
 export function clientKey(address: string): string {
+  // An IPv4 address has no colon: the common case answered without isIPv6's regular expression (a few µs a request).
+  if (!address.includes(':')) return address
   if (address.startsWith('::ffff:') && address.includes('.')) return address.slice(7)
   if (!isIPv6(address)) return address
   return `${ipv6Groups(address).slice(0, 4).join(':')}::/64`
