@@ -100,7 +100,7 @@ t.test('each line is the JSON line pino writes for the same facts, byte for byte
 
 t.test('the sink writes whole lines in blocks of at most 4 KB (atomic on a pipe shared by workers)', async (t) => {
   const blocks: string[] = []
-  const sink = createAccessSink((b) => blocks.push(b), { maxDelayMs: 20 })
+  const sink = createAccessSink((b) => blocks.push(b.toString('utf8')), { maxDelayMs: 20 })
   const lines = Array.from({ length: 300 }, (_, i) => `{"i":${i},"route":"/v1/orgs/:orgId/fields","pad":"${'é'.repeat(i % 40)}"}\n`)
   for (const l of lines) sink.write(l)
   t.ok(blocks.length > 1, `${blocks.length} blocks written before the flush`)
@@ -110,9 +110,33 @@ t.test('the sink writes whole lines in blocks of at most 4 KB (atomic on a pipe 
     t.ok(Buffer.byteLength(b) <= ATOMIC_WRITE_BYTES, `a block of ${Buffer.byteLength(b)} bytes`)
     t.ok(b.endsWith('\n'), 'ends on a line end')
   }
+  t.ok(blocks.slice(0, -1).every((b) => Buffer.byteLength(b) > ATOMIC_WRITE_BYTES - 200), 'blocks are filled before they are written')
   sink.write(lines[0])
   sink.flush()
   t.equal(blocks.at(-1), lines[0], 'flush writes what is gathered at once')
+})
+
+t.test('a block handed over is never written again by the sink; a line longer than a block is a block of its own', async (t) => {
+  const blocks: Buffer[] = []
+  const sink = createAccessSink((b) => blocks.push(b), { maxDelayMs: 10_000, blockBytes: 1024 })
+  const line = (i: number, pad = 100) => `{"i":${i},"pad":"${'ü'.repeat(pad)}"}\n`
+  const sent: string[] = []
+  for (let i = 0; i < 40; i++) {
+    sent.push(line(i))
+    sink.write(line(i))
+  }
+  const copies = blocks.map((b) => b.toString('utf8'))
+  sent.push(line(99, 2000))
+  sink.write(line(99, 2000))
+  for (let i = 100; i < 140; i++) {
+    sent.push(line(i))
+    sink.write(line(i))
+  }
+  sink.flush()
+  t.same(blocks.slice(0, copies.length).map((b) => b.toString('utf8')), copies, 'blocks handed over earlier are unchanged')
+  t.equal(blocks.map((b) => b.toString('utf8')).join(''), sent.join(''), 'every line once, in order')
+  t.ok(blocks.some((b) => b.toString('utf8') === line(99, 2000)), 'the long line alone in its block')
+  for (const b of blocks) if (b.toString('utf8') !== line(99, 2000)) t.ok(b.length <= 1024, `a block of ${b.length} bytes`)
 })
 
 t.test('orgscan serve with stderr in a file: every request has its line, the last ones written before exit', async (t) => {

@@ -3,7 +3,7 @@
  * the demo seed of a first start, the start-up banner (the `--json` line tools and tests read), and draining on
  * SIGTERM/SIGINT.
  */
-import { createAccessSink } from '../../runtime/http/access-sink.ts'
+import { stderrAccessSink } from '../../runtime/http/access-sink.ts'
 import { formatAccessLine } from '../../runtime/http/access-log.ts'
 import type postgres from 'postgres'
 import { seedDemo } from '../../demo/seed.ts'
@@ -40,7 +40,7 @@ export function portInUse(host: string, port: number): (e: NodeJS.ErrnoException
  */
 export function accessLogger(config: Config, worker?: number): { line: NonNullable<ServiceOptions['accessLog']>; flush(): void } | undefined {
   if (!config.accessLog) return undefined
-  const out = createAccessSink((block) => void process.stderr.write(block))
+  const out = stderrAccessSink()
   return { line: (l) => out.write(formatAccessLine(l, Date.now(), worker)), flush: () => out.flush() }
 }
 

@@ -89,7 +89,10 @@ export function notePrincipal(req: IncomingMessage, p: Principal): void {
   of(req).principal = p
 }
 
-const q = JSON.stringify
+/** Characters a JSON string may hold as they are; anything else (quotes, backslashes, controls, non-ASCII) is escaped by JSON.stringify. */
+const PLAIN = /^[A-Za-z0-9._:/ ()-]*$/
+/** A string as JSON: ids, request ids and route templates are plain, and quoted without JSON.stringify's cost. */
+const q = (s: string): string => (PLAIN.test(s) ? `"${s}"` : JSON.stringify(s))
 
 /**
  * An access-log line as text: the JSON line pino 9 writes for `info(line)` (with `{ worker }` as its `base` in a
@@ -100,12 +103,30 @@ const q = JSON.stringify
  */
 export function formatAccessLine(l: AccessLine, time: number, worker?: number): string {
   let s = worker === undefined ? `{"level":30,"time":${time},"msg":"request"` : `{"level":30,"time":${time},"worker":${worker},"msg":"request"`
-  s += `,"method":${q(l.method)},"route":${q(l.route)},"status":${l.status},"durationMs":${l.durationMs},"requestId":${q(l.requestId)}`
+  s += `${methodAndRoute(l.method, l.route)},"status":${l.status},"durationMs":${l.durationMs},"requestId":${q(l.requestId)}`
   if (l.accountId !== undefined) s += `,"accountId":${q(l.accountId)}`
   if (l.keyId !== undefined) s += `,"keyId":${q(l.keyId)}`
   if (l.userId !== undefined) s += `,"userId":${q(l.userId)}`
   if (l.aborted) s += ',"aborted":true'
   return s + '}\n'
+}
+
+/** `,"method":…,"route":…` by method and route: a closed set (route templates, HTTP methods), rendered once each. */
+const fragments = new Map<string, Map<string, string>>()
+const MAX_FRAGMENTS = 2000
+let fragmentCount = 0
+
+function methodAndRoute(method: string, route: string): string {
+  let byRoute = fragments.get(method)
+  const known = byRoute?.get(route)
+  if (known !== undefined) return known
+  const text = `,"method":${q(method)},"route":${q(route)}`
+  if (fragmentCount < MAX_FRAGMENTS) {
+    if (!byRoute) fragments.set(method, (byRoute = new Map()))
+    byRoute.set(route, text)
+    fragmentCount++
+  }
+  return text
 }
 
 export function accessLine(req: IncomingMessage, status: number, startedAt: number, requestId: string, aborted: boolean): AccessLine {
