@@ -4,7 +4,7 @@
  * too many failed authentications gets a bare 429 — without affecting other addresses or keys already verified.
  */
 import t from 'tap'
-import { request } from 'node:http'
+import { Agent, request } from 'node:http'
 import { createAccount, createKey, revokeKey } from '../runtime/admin.ts'
 import { startTestService, basic } from './helpers/service.ts'
 
@@ -119,4 +119,37 @@ t.test('a header verified before skips the HMAC while its key is cached, and sto
   t.equal((await from('127.0.0.53', '/v1/orgs', otherAuth)).status, 200, 'revoked by another process: still cached')
   now += 5000
   t.equal((await from('127.0.0.53', '/v1/orgs', otherAuth)).status, 401, 'refused once the cache time has passed, as for any cached key')
+})
+
+t.test('on one keep-alive connection: its verified header is recognised, any other header is checked in full', async (t) => {
+  const key = await createKey(ts.svc.db.sql, ts.svc.pepper, account.id)
+  const other = await createKey(ts.svc.db.sql, ts.svc.pepper, account.id)
+  const auth = basic(key.keyId, key.secret)
+  const wrong = basic(key.keyId, key.secret.slice(0, -1) + (key.secret.endsWith('A') ? 'B' : 'A'))
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  t.teardown(() => agent.destroy())
+  const ports = new Set<number>()
+  const get = (authorization: string) =>
+    new Promise<number>((resolve, reject) => {
+      const { port } = new URL(ts.url)
+      const req = request({ host: '127.0.0.1', port, path: '/v1/orgs', agent, localAddress: '127.0.0.61', headers: { authorization } }, (res) => {
+        ports.add(res.socket.localPort!)
+        res.resume()
+        res.on('end', () => resolve(res.statusCode ?? 0))
+      })
+      req.on('error', reject)
+      req.end()
+    })
+  const hits = () => ts.svc.auth.verifiedHits
+  t.equal(await get(auth), 200, 'verified the full way first')
+  const before = hits()
+  t.equal(await get(auth), 200)
+  t.equal(hits() - before, 1, 'the same header again: recognised')
+  t.equal(await get(wrong), 401, 'a wrong secret on the same connection is refused')
+  t.equal(await get(basic(other.keyId, other.secret)), 200, 'another key on the same connection is verified in full')
+  t.equal(hits() - before, 1, 'neither was recognised')
+  t.equal(await get(auth), 200, 'the first key again: recognised from the process-wide digest')
+  t.equal(hits() - before, 2)
+  t.equal(await get(wrong), 401, 'and the wrong secret is still refused')
+  t.equal(ports.size, 1, 'all on one connection')
 })

@@ -68,6 +68,15 @@ interface VerifiedHeader {
 /** Most verified headers remembered (by digest); beyond it the oldest are forgotten first. */
 const MAX_VERIFIED = 10_000
 
+/**
+ * The header a connection had verified, as bytes: a connection that sends it again is recognised by a constant-time
+ * comparison with its own earlier header, without the digest below (a keep-alive client repeats its header).
+ */
+interface ConnectionHeader {
+  header: Buffer
+  v: VerifiedHeader
+}
+
 /** What a verified header is remembered by: its SHA-256, so the map never holds a secret. */
 const headerDigest = (header: string): string => hash('sha256', header, 'base64url')
 
@@ -95,6 +104,7 @@ export function parseBasic(header: string | undefined): Credentials | null {
 export class ApiKeyAuthenticator {
   private cache = new Map<string, CachedKey | MissingKey>()
   private verified = new Map<string, VerifiedHeader>()
+  private byConnection = new WeakMap<object, ConnectionHeader>()
   private inFlight = new Map<string, Promise<CachedKey | undefined>>()
   private lastUsed = new Map<string, number>()
   private flushTimer: NodeJS.Timeout
@@ -118,7 +128,7 @@ export class ApiKeyAuthenticator {
    * always hashed and compared in constant time (against a dummy hash when there is no key), and an unknown id is
    * cached exactly like a known one, so neither answer tells which ids exist.
    */
-  async authenticate(creds: Credentials, opts: { cachedOnly?: boolean; header?: string } = {}): Promise<Principal> {
+  async authenticate(creds: Credentials, opts: { cachedOnly?: boolean; header?: string; connection?: object } = {}): Promise<Principal> {
     const { keyId, secret } = creds
     const wellFormed = KEY_ID.test(keyId) && SECRET.test(secret)
     const candidate = hashSecret(this.pepper, secret)
@@ -131,7 +141,9 @@ export class ApiKeyAuthenticator {
     // Only a header verified against a cached entry is remembered: it lives exactly as long as that entry.
     if (opts.header !== undefined && this.cache.get(keyId) === entry) {
       if (this.verified.size >= MAX_VERIFIED) this.verified.delete(this.verified.keys().next().value!)
-      this.verified.set(headerDigest(opts.header), { keyId, entry, principal })
+      const v: VerifiedHeader = { keyId, entry, principal }
+      this.verified.set(headerDigest(opts.header), v)
+      if (opts.connection !== undefined) this.byConnection.set(opts.connection, { header: Buffer.from(opts.header, 'latin1'), v })
     }
     return principal
   }
@@ -140,16 +152,38 @@ export class ApiKeyAuthenticator {
    * The caller named by an Authorization header this process verified, while the key's cached entry is still the one
    * it was verified against and fresh; undefined otherwise (then the header takes the full path: decoded, hashed,
    * compared). Only successes are remembered, so a wrong secret or an unknown id always takes the full path.
+   * `connection` (the request's socket): a header the same connection had verified is recognised by comparing the
+   * two in constant time, before any digest; it is only ever compared with what that connection itself sent.
    */
-  verifiedHeader(header: string): Principal | undefined {
+  verifiedHeader(header: string, connection?: object): Principal | undefined {
+    if (connection !== undefined) {
+      const c = this.byConnection.get(connection)
+      if (c !== undefined) {
+        const presented = Buffer.from(header, 'latin1')
+        if (presented.length === c.header.length && timingSafeEqual(presented, c.header)) {
+          if (this.current(c.v)) return this.recognised(c.v)
+          this.byConnection.delete(connection)
+        }
+      }
+    }
     if (this.verified.size === 0) return undefined
     const digest = headerDigest(header)
     const v = this.verified.get(digest)
     if (v === undefined) return undefined
-    if (this.cache.get(v.keyId) !== v.entry || this.clock() - v.entry.at >= this.cacheMs) {
+    if (!this.current(v)) {
       this.verified.delete(digest)
       return undefined
     }
+    if (connection !== undefined) this.byConnection.set(connection, { header: Buffer.from(header, 'latin1'), v })
+    return this.recognised(v)
+  }
+
+  /** Whether the key entry a header was verified against is still the cached one, and fresh. */
+  private current(v: VerifiedHeader): boolean {
+    return this.cache.get(v.keyId) === v.entry && this.clock() - v.entry.at < this.cacheMs
+  }
+
+  private recognised(v: VerifiedHeader): Principal {
     this.verifiedHits++
     this.lastUsed.set(v.keyId, this.clock())
     return v.principal

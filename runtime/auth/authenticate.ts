@@ -33,8 +33,17 @@ function throttled(seconds: number): ApiError {
 
 const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i
 
-export function createAuthenticate(d: AuthenticateDeps): (authorization: string | undefined, clientAddress: string | undefined, surface: Surface) => Promise<Principal> {
-  return async (authorization, address, surface) => {
+/**
+ * The connection a request came on (its socket): failed authentications are counted by its address, and a header it
+ * had verified is recognised when it sends it again.
+ */
+export interface Client {
+  readonly remoteAddress?: string
+}
+
+export function createAuthenticate(d: AuthenticateDeps): (authorization: string | undefined, client: Client, surface: Surface) => Promise<Principal> {
+  return async (authorization, client, surface) => {
+    const address = client.remoteAddress
     const wait = d.failures?.waitSeconds(address) ?? 0
     try {
       if (d.bearer && authorization !== undefined && /^bearer /i.test(authorization)) {
@@ -44,11 +53,11 @@ export function createAuthenticate(d: AuthenticateDeps): (authorization: string 
         return await d.bearer.authenticate(m[1], surface)
       }
       // A header this process verified while its key is cached (runtime/auth/api-keys.ts).
-      const known = authorization !== undefined ? d.keys.verifiedHeader(authorization) : undefined
+      const known = authorization !== undefined ? d.keys.verifiedHeader(authorization, client) : undefined
       if (known) return known
       const creds = parseBasic(authorization)
       if (!creds) throw unauthorized('Authentication required: send HTTP Basic credentials (API key id and secret).')
-      return await d.keys.authenticate(creds, { cachedOnly: wait > 0, header: authorization })
+      return await d.keys.authenticate(creds, { cachedOnly: wait > 0, header: authorization, connection: client })
     } catch (e) {
       if (isApiError(e) && e.code === 'unauthorized') {
         if (wait > 0) throw throttled(wait)

@@ -48,7 +48,7 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
     if (vh instanceof ApiError) return sendError(res, vh, vh.extras.headers)
     let principal
     try {
-      principal = await ctx.pipeline.authenticate(req.headers.authorization, req.socket.remoteAddress, 'rest', VERSION)
+      principal = await ctx.pipeline.authenticate(req.headers.authorization, req.socket, 'rest', VERSION)
       notePrincipal(req, principal)
     } catch (e) {
       let err = toApiError(e)

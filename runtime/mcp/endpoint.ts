@@ -126,7 +126,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
 
   async function authenticate(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, version: string | undefined): Promise<Principal | undefined> {
     try {
-      const p = await pipeline.authenticate(req.headers.authorization, req.socket.remoteAddress, 'mcp', version)
+      const p = await pipeline.authenticate(req.headers.authorization, req.socket, 'mcp', version)
       notePrincipal(req, p)
       return p
     } catch (e) {

@@ -10,6 +10,7 @@
  */
 import { ApiError, toApiError } from '../errors.ts'
 import type { Principal } from '../auth/principal.ts'
+import type { Client } from '../auth/authenticate.ts'
 import type { Logger } from '../log.ts'
 import type { QueryInput, Surface } from '../plan.ts'
 import type { CompiledResource } from '../registry.ts'
@@ -56,7 +57,7 @@ export interface Pipeline {
    * Who is calling: a Principal, or throws ApiError (401, or 429 when the client sent too many bad credentials).
    * `version`: the major the request called, recorded against the principal (runtime/versions/usage.ts).
    */
-  authenticate(authorization: string | undefined, clientAddress: string | undefined, surface: Surface, version?: string): Promise<Principal>
+  authenticate(authorization: string | undefined, client: Client, surface: Surface, version?: string): Promise<Principal>
   /** Runs an operation for an authenticated principal; never throws. */
   execute(principal: Principal, operation: Operation, surface: Surface): Promise<Outcome>
 }
@@ -66,7 +67,7 @@ export interface PipelineDeps {
   read: ReadDb
   quota: QuotaService
   fairShare: FairShare
-  authenticate: (authorization: string | undefined, clientAddress: string | undefined, surface: Surface) => Promise<Principal>
+  authenticate: (authorization: string | undefined, client: Client, surface: Surface) => Promise<Principal>
   /** Records which credentials called each version; optional. */
   usage?: Pick<VersionUsage, 'record'>
   log: Logger
@@ -136,8 +137,8 @@ export function createPipeline(d: PipelineDeps): Pipeline {
   }
 
   return {
-    async authenticate(authorization, address, surface, version) {
-      const p = await d.authenticate(authorization, address, surface)
+    async authenticate(authorization, client, surface, version) {
+      const p = await d.authenticate(authorization, client, surface)
       if (version !== undefined) d.usage?.record(p, surface, version)
       return p
     },
