@@ -66,9 +66,41 @@ export interface ReadDb {
   onQuery?: () => () => void
 }
 
-/** The canonical form of a read (resource, operation, and the parsed plan: normalised filter, sort, page, fields, …). */
-function canonical(c: CompiledResource, plan: ListPlan | GetPlan): string {
-  return `${c.name}\n${JSON.stringify(plan)}`
+/**
+ * Each field of a plan as text, for the canonical form. Typed over every key of the plan, so a field added to a plan
+ * without a line here does not compile (a field left out of the key would let two different answers share it). No
+ * part holds a newline: numbers, validated names and ids, and JSON (which escapes them).
+ */
+const LIST_PARTS: { readonly [K in keyof Required<ListPlan>]: (p: ListPlan) => string } = {
+  op: () => 'list',
+  limit: (p) => String(p.limit),
+  requestedLimit: (p) => (p.requestedLimit === undefined ? '' : String(p.requestedLimit)),
+  offset: (p) => String(p.offset),
+  filter: (p) => (p.filter === undefined ? '' : JSON.stringify(p.filter)),
+  filterGiven: (p) => (p.filterGiven ? '1' : '0'),
+  sort: (p) => p.sort.map((k) => (k.desc ? '-' : '+') + k.field).join(','),
+  fields: (p) => (p.fields === undefined ? '*' : JSON.stringify(p.fields)),
+  extra: (p) => JSON.stringify(p.extra),
+  parentId: (p) => p.parentId ?? '',
+}
+const GET_PARTS: { readonly [K in keyof Required<GetPlan>]: (p: GetPlan) => string } = {
+  op: () => 'get',
+  id: (p) => (p.id === undefined ? '' : JSON.stringify(p.id)),
+  extra: (p) => JSON.stringify(p.extra),
+}
+const listParts = Object.values(LIST_PARTS)
+const getParts = Object.values(GET_PARTS)
+
+/**
+ * The canonical form of a read: the resource and every field of the parsed plan (normalised filter, sort, page,
+ * fields, …), one per line. Built field by field rather than as the plan's JSON: half the time and a third of the
+ * length, and it is hashed again by every cache lookup (docs/decisions.md "Hot reads").
+ */
+export function canonical(c: CompiledResource, plan: ListPlan | GetPlan): string {
+  let s = c.name
+  if (plan.op === 'list') for (const part of listParts) s += '\n' + part(plan)
+  else for (const part of getParts) s += '\n' + part(plan)
+  return s
 }
 
 /** `"…"`: a strong tag from the scan and the canonical request (a scan never changes, so neither does the answer). */

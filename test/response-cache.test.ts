@@ -121,3 +121,60 @@ t.test('the records are written one after the other: the index takes what the bo
   t.ok(s.segmentBytesWritten + s.entries * 512 <= MB, 'written records plus the index estimate within the bound')
   for (let i = 3990; i < 4000; i++) t.equal(cache.get(`key-${i}`, false)?.data, answer(i, 200).data, `key-${i} intact`)
 })
+
+t.test('the canonical form of a read: two plans share it exactly when they are the same plan', async (t) => {
+  const { registry } = await import('../resources/index.ts')
+  const { compileRegistry } = await import('../runtime/registry.ts')
+  const { planList, planGet } = await import('../runtime/plan.ts')
+  const { parseQuery } = await import('../runtime/http/query.ts')
+  const { canonical } = await import('../runtime/read.ts')
+  const seen = new Map<string, string>()
+  let plans = 0
+  for (const c of compileRegistry(registry)) {
+    const d = c.decl
+    const queries: string[] = []
+    if (d.operations.list) {
+      const sort = d.sortable?.[0]
+      const filter = d.filterable?.[0]
+      for (const page of ['', 'limit=1', 'limit=50', 'limit=50&offset=10', 'offset=10', 'limit=100000']) {
+        queries.push(page)
+        if (sort) queries.push(`${page}&sort=${sort}`, `${page}&sort=-${sort}`)
+        if (filter) queries.push(`${page}&filter=isNull(${filter})`, `${page}&filter=isNotNull(${filter})`)
+        if (d.sparseFields) queries.push(`${page}&fields=${d.listFields?.[0] ?? 'id'}`)
+      }
+      for (const qs of queries) {
+        for (const parent of d.parent ? ['1', '2'] : [undefined]) {
+          let plan
+          try {
+            plan = planList(c, parseQuery(qs), 'rest', parent)
+          } catch {
+            continue
+          }
+          plans++
+          const key = canonical(c, plan)
+          const json = `${c.name}\n${JSON.stringify(plan)}`
+          if (seen.has(key) && seen.get(key) !== json) t.fail(`${key} stands for two plans: ${seen.get(key)} and ${json}`)
+          seen.set(key, json)
+        }
+      }
+    }
+    if (d.operations.get && d.id) {
+      for (const id of ['1', '2', '42']) {
+        let plan
+        try {
+          plan = planGet(c, parseQuery(''), id)
+        } catch {
+          continue
+        }
+        plans++
+        const key = canonical(c, plan)
+        const json = `${c.name}\n${JSON.stringify(plan)}`
+        if (seen.has(key) && seen.get(key) !== json) t.fail(`${key} stands for two plans`)
+        seen.set(key, json)
+      }
+    }
+  }
+  t.ok(plans > 200, `${plans} plans of every resource`)
+  const distinctPlans = new Set(seen.values()).size
+  t.equal(seen.size, distinctPlans, `${seen.size} keys for ${distinctPlans} distinct plans: one key per plan`)
+})
