@@ -80,13 +80,18 @@ const LIST_PARTS: { readonly [K in keyof Required<ListPlan>]: (p: ListPlan) => s
   filterGiven: (p) => (p.filterGiven ? '1' : '0'),
   sort: (p) => p.sort.map((k) => (k.desc ? '-' : '+') + k.field).join(','),
   fields: (p) => (p.fields === undefined ? '*' : JSON.stringify(p.fields)),
-  extra: (p) => JSON.stringify(p.extra),
+  extra: (p) => extraText(p.extra),
   parentId: (p) => p.parentId ?? '',
 }
 const GET_PARTS: { readonly [K in keyof Required<GetPlan>]: (p: GetPlan) => string } = {
   op: () => 'get',
   id: (p) => (p.id === undefined ? '' : JSON.stringify(p.id)),
-  extra: (p) => JSON.stringify(p.extra),
+  extra: (p) => extraText(p.extra),
+}
+/** Extra parameters as JSON; none (the usual case) as nothing, which no JSON object is. */
+function extraText(extra: Record<string, string[]>): string {
+  for (const _ in extra) return JSON.stringify(extra)
+  return ''
 }
 const listParts = Object.values(LIST_PARTS)
 const getParts = Object.values(GET_PARTS)

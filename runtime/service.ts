@@ -200,11 +200,13 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         : undefined,
     }
     const health = buildHealthRoutes({ sql: db.sql, draining: () => lifecycle.draining, replica: db.replica && ((ms) => replicaStatus(db.sql, db.replica!.sql, ms)) })
-    const rest = [buildDiscoveryRoutes(vt, 'rest', clock), health, buildRestRouter(ctx), buildReferenceRoutes()]
+    // Routers are asked in order until one has the path (no path is in two of them): the busiest first.
     const separateMcp = config.mcp.port !== undefined
-    const server = await listen(createHttpServer(separateMcp ? rest : [...rest, mcp.routes, o.routes], options), config.port, config.host)
+    const restRoutes = buildRestRouter(ctx)
+    const others = [buildDiscoveryRoutes(vt, 'rest', clock), health, buildReferenceRoutes()]
+    const server = await listen(createHttpServer(separateMcp ? [restRoutes, ...others] : [restRoutes, mcp.routes, ...others, o.routes], options), config.port, config.host)
     servers.push(server)
-    if (separateMcp) servers.push(await listen(createHttpServer([buildDiscoveryRoutes(vt, 'mcp', clock), health, mcp.routes, o.routes], options), config.mcp.port!, config.host))
+    if (separateMcp) servers.push(await listen(createHttpServer([mcp.routes, buildDiscoveryRoutes(vt, 'mcp', clock), health, o.routes], options), config.mcp.port!, config.host))
     if (metrics && !opts.worker) {
       const registry = metrics.registry
       adminServer = await listen(createAdminServer({ text: () => registry.metrics(), contentType: registry.contentType }), config.admin.port!, config.admin.host)
