@@ -4,9 +4,11 @@
  * per process for `authCacheMs` (revocation takes effect within that time, docs/decisions.md); `lastUsedAt`
  * is recorded in memory and flushed in batches, never a write per request.
  *
- * A header already verified is recognised by its SHA-256 (never kept itself: it holds the secret) while its key's
- * cached entry is the one it was verified against, so a repeated request skips decoding and the HMAC (about a tenth of
- * a cached read's CPU here) and stops working exactly when the key's cache entry does: revoked, changed, or expired.
+ * A header already verified is recognised while its key's cached entry is the one it was verified against, so a
+ * repeated request skips decoding and the HMAC (about a tenth of a cached read's CPU here) and stops working exactly
+ * when the key's cache entry does: revoked, changed, or expired. Process-wide it is recognised by its SHA-256 (the
+ * header itself, which holds the secret, is not kept there); on the keep-alive connection that verified it, by a
+ * constant-time comparison with that connection's own earlier header, kept with the connection and gone with it.
  */
 import { createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type postgres from 'postgres'
