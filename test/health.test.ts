@@ -67,6 +67,57 @@ t.test('X-Request-Id: kept when well formed, replaced otherwise, on every answer
   t.match((await ts.get('/v1/nothing', auth)).headers.get('x-request-id'), /^[0-9a-f-]{36}$/, 'on a 404')
   t.match((await ts.get('/v1/orgs')).headers.get('x-request-id'), /^[0-9a-f-]{36}$/, 'on a 401')
   t.not((await ts.get('/healthz')).headers.get('x-request-id'), (await ts.get('/healthz')).headers.get('x-request-id'), 'one per request')
+  // Every way a head is written: an answer (twice: from the database, then the cache), a 304, a 405, MCP, OAuth, the docs.
+  const fields = `/v1/orgs/${org.salesforceId}/fields?limit=2`
+  const first = await ts.get(fields, auth, { headers: { 'x-request-id': 'db-read' } })
+  t.equal(first.headers.get('x-request-id'), 'db-read', 'an answer read from the database')
+  t.equal((await ts.get(fields, auth, { headers: { 'x-request-id': 'cached' } })).headers.get('x-request-id'), 'cached', 'the same answer from the cache')
+  const etag = first.headers.get('etag')!
+  const notModified = await ts.get(fields, auth, { headers: { 'x-request-id': 'not-modified', 'if-none-match': etag } })
+  t.equal(notModified.status, 304)
+  t.equal(notModified.headers.get('x-request-id'), 'not-modified', 'a 304')
+  const post = await ts.get('/v1/orgs', auth, { method: 'POST', headers: { 'x-request-id': 'wrong-method' } })
+  t.equal(post.status, 405)
+  t.equal(post.headers.get('x-request-id'), 'wrong-method', 'a 405')
+  const mcp = await fetch(ts.svc.mcpUrl, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-request-id': 'mcp-call' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }) })
+  t.equal(mcp.status, 200)
+  t.equal(mcp.headers.get('x-request-id'), 'mcp-call', 'an MCP answer')
+  await mcp.arrayBuffer()
+  for (const [path, what] of [['/.well-known/oauth-authorization-server', 'OAuth metadata'], ['/docs', 'the reference page']] as const) {
+    const r = await fetch(ts.url + path, { headers: { 'x-request-id': `p-${what.length}` } })
+    t.equal(r.headers.get('x-request-id'), `p-${what.length}`, what)
+    await r.arrayBuffer()
+  }
+})
+
+t.test('the response class adds the request id to any head, and never to the caller\'s headers object', async (t) => {
+  const { createServer } = await import('node:http')
+  const { Response } = await import('../runtime/http/response.ts')
+  const shared = { 'Content-Type': 'text/plain' }
+  let n = 0
+  const server = createServer({ ServerResponse: Response }, (req, res) => {
+    ;(res as InstanceType<typeof Response>).requestId = `id-${++n}`
+    if (req.url === '/object') res.writeHead(200, shared).end('a')
+    else if (req.url === '/reason') res.writeHead(200, 'Fine', shared).end('b')
+    else if (req.url === '/array') res.writeHead(200, ['Content-Type', 'text/plain']).end('c')
+    else if (req.url === '/progressive') {
+      res.setHeader('Content-Type', 'text/plain')
+      res.writeHead(201, { 'X-Other': '1' }).end('d')
+    } else res.end('e')
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  t.teardown(() => server.close())
+  const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`
+  const ids: string[] = []
+  for (const path of ['/object', '/reason', '/array', '/progressive', '/implicit']) {
+    const r = await fetch(base + path)
+    await r.text()
+    ids.push(`${path} ${r.headers.get('x-request-id')}`)
+    if (path === '/reason') t.equal(r.statusText, 'Fine', 'the reason phrase kept')
+    if (path === '/progressive') t.same([r.status, r.headers.get('content-type'), r.headers.get('x-other')], [201, 'text/plain', '1'], 'headers set before and given to writeHead both sent')
+  }
+  t.same(ids, ['/object id-1', '/reason id-2', '/array id-3', '/progressive id-4', '/implicit id-5'], 'every kind of head carries its own id')
+  t.same(shared, { 'Content-Type': 'text/plain' }, 'the shared headers object is untouched')
 })
 
 t.test('a stopping service finishes the answers in progress and stops accepting', async (t) => {

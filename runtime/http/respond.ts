@@ -1,6 +1,7 @@
 /** Rendering of REST responses: JSON bodies, the error envelope, common headers. */
 import type { ServerResponse } from 'node:http'
 import { type ApiError, errorBody } from '../errors.ts'
+import { withRequestId } from './response.ts'
 
 export type Headers = Record<string, string>
 
@@ -23,15 +24,18 @@ export function endWithBody(res: ServerResponse, body: Body): void {
 /** A JSON answer. */
 export function sendJson(res: ServerResponse, status: number, body: Body, headers: Headers = {}): void {
   if (res.headersSent) return
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': bodyLength(body), 'Cache-Control': 'no-store', ...headers })
+  res.writeHead(status, withRequestId(res, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': bodyLength(body), 'Cache-Control': 'no-store', ...headers }))
   if (res.req.method === 'HEAD') return void res.end()
   endWithBody(res, body)
 }
 
-/** 304 Not Modified: the headers of the 200 it stands for (ETag, Cache-Control, version, rate limit), no body. */
+/**
+ * 304 Not Modified: the headers of the 200 it stands for (ETag, Cache-Control, version, rate limit), no body.
+ * `headers` is this answer's own object (the request id is added to it).
+ */
 export function sendNotModified(res: ServerResponse, headers: Headers): void {
   if (res.headersSent) return
-  res.writeHead(304, headers)
+  res.writeHead(304, withRequestId(res, headers))
   res.end()
 }
 

@@ -13,6 +13,7 @@ import { accessLine, noteRoute, Request, type AccessLog } from './access-log.ts'
 import { ApiError } from '../errors.ts'
 import { sendError } from './respond.ts'
 import { whenResponseDone } from './response-done.ts'
+import { Response } from './response.ts'
 
 export type Router = {
   lookup(req: IncomingMessage, res: ServerResponse): unknown
@@ -93,7 +94,7 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     if (!st) sockets.set(socket, (st = { open: 0 }))
     return st
   }
-  const httpOptions = { IncomingMessage: Request, maxHeaderSize: 16384, requestTimeout: 30_000, headersTimeout: 20_000, keepAliveTimeout: 5_000, requireHostHeader: false }
+  const httpOptions = { IncomingMessage: Request, ServerResponse: Response, maxHeaderSize: 16384, requestTimeout: 30_000, headersTimeout: 20_000, keepAliveTimeout: 5_000, requireHostHeader: false }
   const life = opts.lifecycle
   const log = opts.accessLog
   const handler = (req: IncomingMessage, res: ServerResponse) => {
@@ -104,7 +105,7 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     // Every answer carries a request id (the caller's, when well formed) for logs and support.
     const incoming = req.headers['x-request-id']
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
-    res.setHeader('X-Request-Id', requestId)
+    ;(res as Response).requestId = requestId
     // Done when the response closes, or its connection does first (a pipelined response queued behind a stalled one).
     whenResponseDone(res, () => {
       if (life) life.inFlight--

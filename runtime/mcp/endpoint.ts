@@ -27,6 +27,7 @@ import { LegacyMux } from './legacy-mux.ts'
 import { RawJson, spliceRawJson } from './tool-results.ts'
 import { releaseWhenWritten } from '../http/response-done.ts'
 import { bodyLength, endWithBody, type Body } from '../http/respond.ts'
+import { withRequestId } from '../http/response.ts'
 import type { McpSessions } from './sessions.ts'
 import { isJsonObject } from '../json-object.ts'
 
@@ -93,7 +94,7 @@ export function directToolCall(m: PlainRequest, tools: ReadonlyMap<string, McpTo
 
 /** A 200 JSON-RPC answer: text, or byte parts written one after the other in one corked write. */
 function writeAnswer(res: ServerResponse, body: Body, headers: Record<string, string>): void {
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': bodyLength(body), 'Cache-Control': 'no-store', ...headers })
+  res.writeHead(200, withRequestId(res, { 'Content-Type': 'application/json', 'Content-Length': bodyLength(body), 'Cache-Control': 'no-store', ...headers }))
   endWithBody(res, body)
 }
 
