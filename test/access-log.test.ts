@@ -139,6 +139,26 @@ t.test('a block handed over is never written again by the sink; a line longer th
   for (const b of blocks) if (b.toString('utf8') !== line(99, 2000)) t.ok(b.length <= 1024, `a block of ${b.length} bytes`)
 })
 
+t.test('a block the destination fails to take is dropped, never thrown at the writer', async (t) => {
+  const taken: string[] = []
+  let failing = true
+  const sink = createAccessSink((b) => {
+    if (failing) throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' })
+    taken.push(b.toString('utf8'))
+  }, { maxDelayMs: 10_000, blockBytes: 256 })
+  const line = (i: number) => `{"i":${i},"pad":"${'x'.repeat(60)}"}\n`
+  t.doesNotThrow(() => {
+    for (let i = 0; i < 20; i++) sink.write(line(i))
+    sink.write(`{"long":"${'y'.repeat(400)}"}\n`)
+    sink.flush()
+  }, 'lines and flushes go on while the destination fails')
+  t.same(taken, [], 'nothing taken while it failed')
+  failing = false
+  sink.write(line(99))
+  sink.flush()
+  t.same(taken, [line(99)], 'the next block is written once the destination takes it again')
+})
+
 t.test('orgscan serve with stderr in a file: every request has its line, the last ones written before exit', async (t) => {
   const db = await createTestDatabase({ template: 'seeded' })
   t.teardown(() => db.drop())

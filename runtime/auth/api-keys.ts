@@ -145,7 +145,7 @@ export class ApiKeyAuthenticator {
       if (this.verified.size >= MAX_VERIFIED) this.verified.delete(this.verified.keys().next().value!)
       const v: VerifiedHeader = { keyId, entry, principal }
       this.verified.set(headerDigest(opts.header), v)
-      if (opts.connection !== undefined) this.byConnection.set(opts.connection, { header: Buffer.from(opts.header, 'latin1'), v })
+      this.rememberOn(opts.connection, opts.header, v)
     }
     return principal
   }
@@ -158,12 +158,13 @@ export class ApiKeyAuthenticator {
    * two in constant time, before any digest; it is only ever compared with what that connection itself sent.
    */
   verifiedHeader(header: string, connection?: object): Principal | undefined {
+    const now = this.clock()
     if (connection !== undefined) {
       const c = this.byConnection.get(connection)
       if (c !== undefined) {
         const presented = Buffer.from(header, 'latin1')
         if (presented.length === c.header.length && timingSafeEqual(presented, c.header)) {
-          if (this.current(c.v)) return this.recognised(c.v)
+          if (this.current(c.v, now)) return this.recognised(c.v, now)
           this.byConnection.delete(connection)
         }
       }
@@ -172,23 +173,28 @@ export class ApiKeyAuthenticator {
     const digest = headerDigest(header)
     const v = this.verified.get(digest)
     if (v === undefined) return undefined
-    if (!this.current(v)) {
+    if (!this.current(v, now)) {
       this.verified.delete(digest)
       return undefined
     }
-    if (connection !== undefined) this.byConnection.set(connection, { header: Buffer.from(header, 'latin1'), v })
-    return this.recognised(v)
+    this.rememberOn(connection, header, v)
+    return this.recognised(v, now)
   }
 
   /** Whether the key entry a header was verified against is still the cached one, and fresh. */
-  private current(v: VerifiedHeader): boolean {
-    return this.cache.get(v.keyId) === v.entry && this.clock() - v.entry.at < this.cacheMs
+  private current(v: VerifiedHeader, now: number): boolean {
+    return this.cache.get(v.keyId) === v.entry && now - v.entry.at < this.cacheMs
   }
 
-  private recognised(v: VerifiedHeader): Principal {
+  private recognised(v: VerifiedHeader, now: number): Principal {
     this.verifiedHits++
-    this.lastUsed.set(v.keyId, this.clock())
+    this.lastUsed.set(v.keyId, now)
     return v.principal
+  }
+
+  /** Keeps a verified header with the connection that sent it (as bytes, for the constant-time comparison). */
+  private rememberOn(connection: object | undefined, header: string, v: VerifiedHeader): void {
+    if (connection !== undefined) this.byConnection.set(connection, { header: Buffer.from(header, 'latin1'), v })
   }
 
   /** Whether the key is known, valid and cached (answerable without the database). */

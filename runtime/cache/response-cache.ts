@@ -9,9 +9,9 @@
  * the process held about 2.5× the bound; segments are allocated once and never freed. The bound counts each answer's
  * records plus its index (its key and an estimated overhead, which live in V8's heap), and a segment holds only the
  * records, one after the other, so what the bound counts for the index is a segment's never-written end: the records
- * and the index together take the bound, not the bound plus the index. Eviction empties the oldest segment whole; an answer read while it sits in the older half of the
- * segments is copied forward into the newest, so what is read keeps its place (least recently used first, a segment
- * at a time).
+ * and the index together take the bound, not the bound plus the index. Eviction empties the oldest segment whole;
+ * an answer read while it sits in the older half of the segments is copied forward into the newest, so what is read
+ * keeps its place (least recently used first, a segment at a time).
  *
  * Bytes are lent, not copied: an answer for REST is a view into its segment, which REST writes as it is. A segment is
  * overwritten once reused, so a lent answer pins its segment until `release()` (REST: once the socket has taken

@@ -27,7 +27,8 @@ export const FILE_BLOCK_BYTES = 64 * 1024
 
 /**
  * `write` gets each block as a buffer of its own (never reused by the sink), so it may keep it. A line longer than a
- * block is a block of its own.
+ * block is a block of its own. A block `write` fails to take (stderr closed, a full disk) is dropped: the access log
+ * never fails the request that writes a line, nor the timer that flushes one.
  */
 export function createAccessSink(write: (block: Buffer) => void, opts: { maxDelayMs?: number; blockBytes?: number } = {}): AccessSink {
   const maxDelayMs = opts.maxDelayMs ?? 200
@@ -42,7 +43,14 @@ export function createAccessSink(write: (block: Buffer) => void, opts: { maxDela
     const full = block.subarray(0, used)
     block = Buffer.allocUnsafe(size)
     used = 0
-    write(full)
+    send(full)
+  }
+  const send = (b: Buffer) => {
+    try {
+      write(b)
+    } catch {
+      // Dropped: see above.
+    }
   }
   return {
     write(line) {
@@ -50,7 +58,7 @@ export function createAccessSink(write: (block: Buffer) => void, opts: { maxDela
       if (used + line.length * 3 > size) {
         const n = Buffer.byteLength(line)
         if (used + n > size) flush()
-        if (n > size) return void write(Buffer.from(line))
+        if (n > size) return send(Buffer.from(line))
       }
       used += block.write(line, used)
       if (!timer) {
