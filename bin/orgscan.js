@@ -1,9 +1,11 @@
-#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=30
+#!/usr/bin/env -S GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072 node --max-semi-space-size=4 --heap-growing-percent=30
 // The `orgscan` command. The code is TypeScript; it runs as dist/orgscan.mjs, compiled from the sources by
 // scripts/build.js and rebuilt here first whenever a source has changed, or through tsx where no bundle can be written
-// (a read-only checkout). Its Node flags bound the heap of a busy server: a young generation of at most 8 MB, and an old
+// (a read-only checkout). Its Node flags bound the heap of a busy server: a young generation of at most 4 MB, and an old
 // generation allowed to grow 30 % past what survived its last full collection instead of V8's 1.1–4× — together about
-// 100 MB less under load, at no throughput measurable here (docs/decisions.md "Memory"); `npm start` passes the same.
+// 100 MB less under load. GLIBC_TUNABLES fixes the C allocator's thresholds at 128 KB, so blocks that large are mapped
+// and unmapped instead of staying in its heap (about 7 MB less under load). `npm start` passes the same; see
+// docs/operating.md "Memory" and docs/decisions.md "Memory".
 import { builder } from '../scripts/build.js'
 
 const bundle = await builder.ensureBuilt()

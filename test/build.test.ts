@@ -5,7 +5,7 @@
  */
 import t, { type Test } from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createBuilder, builder } from '../scripts/build.js'
@@ -160,6 +160,15 @@ t.test('a served process loads no TypeScript, nor the packages only some command
   t.notOk(packages.has('nodemailer'), 'nodemailer: only `orgscan versions notify` sends e-mail')
   t.notOk(packages.has('undici'), 'undici: only a sign-in through an upstream provider calls out')
   t.notOk(packages.has('tsx'), 'no tsx')
+  t.notOk(packages.has('valibot'), 'valibot: the part of it the sources use is in the bundle, not its 400 KB')
+})
+
+t.test('the bundle is compact: ASCII (V8 keeps it at a byte a character), without comments', async (t) => {
+  t.ok(await builder.ensureBuilt(), 'built')
+  const text = readFileSync(builder.out, 'utf8')
+  t.notOk(/[^\x00-\x7f]/.test(text), 'no character beyond ASCII: one would make V8 keep the whole source at two bytes a character')
+  t.notOk(text.includes('docs/decisions.md "Memory"'), 'no comment (a phrase of the sources’ comments is not in it)')
+  t.ok(statSync(builder.out).size < 700_000, `smaller than the sources' 700 KB with comments (${statSync(builder.out).size} bytes)`)
 })
 
 /** A module-loading hook (node:module register) that appends every module URL a process loads to a file. */

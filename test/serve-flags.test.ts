@@ -1,26 +1,33 @@
 /**
- * The served process's Node flags are written in two places a user reaches — `npm start` and the shebang of
- * bin/orgscan.js (the installed `orgscan` command) — and the bench measures the service with `npm start`'s
- * (test/bench/load.ts `SERVE_ARGS`). They bound the heap of a busy server (docs/decisions.md "Memory"); this keeps the
- * two in step, and checks that a process started with them runs the command.
+ * The served process's Node flags and environment (the C allocator's tunables) are written in two places a user
+ * reaches — `npm start` and the shebang of bin/orgscan.js (the installed `orgscan` command) — and the bench measures
+ * the service with `npm start`'s (test/bench/load.ts `SERVE_ARGS`, `SERVE_ENV`). They bound the memory of a busy
+ * server (docs/decisions.md "Memory"); this keeps the two in step, and checks that a process started with them runs
+ * the command and that its C library took the tunables.
  */
 import t from 'tap'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
-import { startCommand, SERVE_ARGS } from './bench/load.ts'
+import { startCommand, startEnv, SERVE_ARGS, SERVE_ENV } from './bench/load.ts'
 
 const root = new URL('../', import.meta.url).pathname
 
-t.test('npm start and the command’s shebang pass the same Node flags, and they bound the heap', async (t) => {
+const TUNABLES = 'glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072'
+
+t.test('npm start and the command’s shebang pass the same Node flags and environment, and they bound the heap', async (t) => {
   const start = startCommand()
+  const env = startEnv()
+  t.same(env, { GLIBC_TUNABLES: TUNABLES }, 'the C allocator maps and unmaps blocks of 128 KB and more')
   t.equal(start[0], 'node')
   t.same(start.slice(-2), ['bin/orgscan.js', 'serve'], 'npm start serves')
   const flags = start.slice(1, -2)
-  t.ok(flags.includes('--max-semi-space-size=8'), 'a young generation of at most 8 MB')
+  t.ok(flags.includes('--max-semi-space-size=4'), 'a young generation of at most 4 MB')
   t.ok(flags.includes('--heap-growing-percent=30'), 'an old generation that grows by 30 % between full collections')
   const shebang = readFileSync(new URL('../bin/orgscan.js', import.meta.url), 'utf8').split('\n')[0]
-  t.equal(shebang, `#!/usr/bin/env -S node ${flags.join(' ')}`, 'the shebang passes the same flags')
+  t.equal(shebang, `#!/usr/bin/env -S GLIBC_TUNABLES=${TUNABLES} node ${flags.join(' ')}`, 'the shebang passes the same')
+  t.ok(shebang.length < 256, 'within the length Linux reads of a shebang line')
   t.same(SERVE_ARGS, [...flags, 'bin/orgscan.js', 'serve', '--json'], 'the bench serves with them')
+  t.same(SERVE_ENV, env, 'and with the same environment')
 })
 
 t.test('Node accepts the flags: the command runs with them', async (t) => {
@@ -29,4 +36,19 @@ t.test('Node accepts the flags: the command runs with them', async (t) => {
   t.equal(r.status, 0, r.stderr)
   t.match(r.stdout, /^orgscan \d+\.\d+\.\d+\n$/)
   t.equal(r.stderr, '', 'no warning about a flag')
+})
+
+t.test('the installed command runs through its shebang, environment included', async (t) => {
+  const r = spawnSync(new URL('../bin/orgscan.js', import.meta.url).pathname, ['--version'], { cwd: root, encoding: 'utf8' })
+  t.equal(r.status, 0, r.stderr)
+  t.match(r.stdout, /^orgscan \d+\.\d+\.\d+\n$/)
+})
+
+// glibc ignores a tunable it does not know, silently: ask its loader what it makes of ours.
+const loader = '/lib64/ld-linux-x86-64.so.2'
+t.test('the C library takes the tunables', { skip: existsSync(loader) ? false : `no glibc loader at ${loader}` }, async (t) => {
+  const r = spawnSync(loader, ['--list-tunables'], { encoding: 'utf8', env: { ...process.env, ...startEnv() } })
+  t.equal(r.status, 0, r.stderr)
+  t.match(r.stdout, /^glibc\.malloc\.mmap_threshold: 0x20000 /m, 'blocks of 128 KB and more are mapped')
+  t.match(r.stdout, /^glibc\.malloc\.trim_threshold: 0x20000 /m, 'and the heap is given back past 128 KB free')
 })

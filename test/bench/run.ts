@@ -17,7 +17,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync, writeFileSync, mkdirSync, openSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
-import { distinctPages, generator, runLoad, type Load, median, SERVE_ARGS } from './load.ts'
+import { distinctPages, generator, runLoad, type Load, median, SERVE_ARGS, SERVE_ENV } from './load.ts'
 import postgres from 'postgres'
 import { registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
@@ -44,7 +44,9 @@ const serverLog = openSync(new URL('results/server-stderr.tmp', import.meta.url)
 function startChild(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
     // stderr (the access log) goes to a file, as it would to a log collector, not into this process.
-    const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', serverLog] })
+    // The service with `npm start`'s environment (the C allocator's tunables); the bare-stack baseline without it.
+    const served = args.includes('bin/orgscan.js') ? SERVE_ENV : {}
+    const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...served, ...env }, stdio: ['ignore', 'pipe', serverLog] })
     let buf = ''
     child.stdout!.on('data', (d) => {
       buf += d
