@@ -14,32 +14,30 @@ import { join } from 'node:path'
 import autocannon from 'autocannon'
 
 /**
- * The served command as `npm start` runs it — its environment, its Node flags, `bin/orgscan.js serve` — plus `--json`
- * (the URL on stdout): the bench measures the service as it is deployed (test/serve-flags.test.ts keeps the command's
- * shebang equal to them). Start it with `SERVE_ENV` in its environment.
+ * The served command as `npm start` runs it — its Node flags, `bin/orgscan.js serve` — plus `--json` (the URL on
+ * stdout), to be started with `SERVE_ENV` in its environment: the bench measures the service as it is deployed
+ * (test/serve-flags.test.ts keeps the command's shebang equal to them).
  */
-/** A `NAME=value` word of a shell command line. */
-const ASSIGNMENT = /^[A-Z_][A-Z0-9_]*=/
 export const SERVE_ARGS: string[] = [...startCommand().slice(1), '--json']
-/** The variables `npm start` sets before `node` (`NAME=value` words): the C allocator's tunables. */
+/** The variables `npm start` sets before `node` (its leading `NAME=value` words): the C allocator's tunables. */
 export const SERVE_ENV: Record<string, string> = startEnv()
 
 /** `npm start`'s command line after its variables, split in words ('node', flags…, 'bin/orgscan.js', 'serve'). */
 export function startCommand(): string[] {
-  return startWords().filter((w) => !ASSIGNMENT.test(w))
+  return startLine().command
 }
 
 /** The variables `npm start` sets before its command. */
 export function startEnv(): Record<string, string> {
-  const words = startWords()
-  const vars = words.slice(0, words.findIndex((w) => !ASSIGNMENT.test(w)))
-  return Object.fromEntries(vars.map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]))
+  return Object.fromEntries(startLine().vars.map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]))
 }
 
-
-function startWords(): string[] {
+/** `npm start`'s words: the leading `NAME=value` ones, and the command after them. */
+function startLine(): { vars: string[]; command: string[] } {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
-  return pkg.scripts.start.trim().split(/\s+/)
+  const words = pkg.scripts.start.trim().split(/\s+/)
+  const n = words.findIndex((w) => !/^[A-Z_][A-Z0-9_]*=/.test(w))
+  return { vars: words.slice(0, n), command: words.slice(n) }
 }
 
 export interface PathStream {
