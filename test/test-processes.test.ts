@@ -3,7 +3,8 @@
  * then tsx and the flags every process a test starts gets (test/helpers/node-flags.ts); tap-quiet turns off tap's
  * process-info hook in test processes and keeps it out of the processes they start (docs/decisions.md "The test
  * suite"). The hook sets a global when it is loaded, so a child can say whether it runs in it. Each test file runs as
- * its bundle built for the run (test-bundles.mjs); other TypeScript is compiled by the loader (ts-hooks.mjs).
+ * its bundle built for the run (test-bundles.mjs), started by tap-quiet in place of the file without the `--import`s;
+ * other TypeScript is compiled by the loader (ts-hooks.mjs).
  */
 import t from 'tap'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -36,7 +37,8 @@ t.test('tap passes tap-quiet first, then the TypeScript loader and the flags of 
 })
 
 t.test('the process-info hook records nothing here and reaches no child', { skip: runId() ? false : 'outside tap: no hook to turn off' }, async (t) => {
-  t.equal(process.env._TAPJS_PROCESSINFO_EXCLUDE_, '/./', 'nothing recorded in this process')
+  t.equal(process.env._TAPJS_PROCESSINFO_EXCLUDE_, '/./', 'nothing would be recorded in this process')
+  t.equal(typeof (globalThis as Record<symbol, unknown>)[Symbol.for('@tapjs/processinfo.ProcessInfoNodeData')], 'undefined', 'a bundled test file does not load the hook at all')
   t.notMatch(process.env.NODE_OPTIONS ?? '', /processinfo/, 'NODE_OPTIONS does not name the hook')
   t.equal(childHasHook(), 'undefined', 'a child started with this environment runs without the hook')
   t.equal(childHasHook({ ...process.env, NODE_OPTIONS: `--import=${hookImport}` }).split(' ')[0], 'object', 'control: a child given the hook has it')
@@ -50,6 +52,18 @@ t.test('a test file runs as its bundle, built once for the run by the before scr
   t.match(stack, new RegExp(`/node_modules/\\.cache/orgscan-test-bundles/${runId()}/test__test-processes\\.test\\.mjs:`))
   const mapped = new Error('here').stack ?? ''
   t.match(mapped, /\/test\/test-processes\.test\.ts:\d+/, 'with source maps, the TypeScript source')
+  t.equal(process.argv[1], `${root}test/test-processes.test.ts`, 'the process still names the test file tap started')
+})
+
+t.test('a test file with a bundle runs without module hooks; one without a bundle runs through the loader', { skip: runId() ? false : 'outside tap: the sources run' }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'orgscan-entry-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, 'probe.test.ts')
+  writeFileSync(file, "const n: number = 1\nconsole.log(typeof (globalThis as Record<symbol, unknown>)[Symbol.for('@tapjs/processinfo.ProcessInfoNodeData')], n)\n")
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+  const r = spawnSync(process.execPath, [`--import=${hookImport}`, ...pkg.tap['node-arg'], file], { cwd: root, encoding: 'utf8' })
+  t.equal(r.status, 0, r.stderr)
+  t.equal(r.stdout.trim(), 'object 1', 'no bundle: Node starts it, with the --imports (the hook, the TypeScript loader)')
 })
 
 t.test('outside a bundle, TypeScript is compiled, and a source edited is compiled again in place of its older compile', async (t) => {

@@ -1,6 +1,6 @@
 /**
  * Each test file of a tap run as one compiled ES module (with chunks shared between files), built once by tap's
- * `before` script (run-before.ts) and run by ts-hooks.mjs in place of the file's TypeScript: a test process then loads
+ * `before` script (run-before.ts) and run in place of the file's TypeScript (tap-quiet.cjs): a test process then loads
  * a few modules instead of about 150 TypeScript sources, each through the loader thread, transformed and source-mapped
  * — about 0.65 s less CPU per test file on this 2-core machine (docs/decisions.md "The test suite").
  *
@@ -8,25 +8,16 @@
  * into the .ts files). As in scripts/build.js, `import.meta.url` in each source becomes that source's own URL
  * (scripts/own-url.js), so code that finds files beside itself keeps finding them.
  *
- * The bundles of a run live in `node_modules/.cache/orgscan-test-bundles/<run>/` (inside the project, so the packages
- * they import are found), where <run> is the tap runner's process id, as for the database templates (templates.ts);
- * tap's `after` script removes them, and a later run removes those of runs whose runner is gone.
+ * Where a run's bundles live and how they are named: bundle-paths.cjs. tap's `after` script removes them, and a later
+ * run removes those of runs whose runner is gone.
  * Plain JavaScript: the loader thread reads it before any TypeScript can be loaded.
  */
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { ownUrlPlugin } from '../../scripts/own-url.js'
+import paths from './bundle-paths.cjs'
 
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-const ALL_BUNDLES = `${ROOT}node_modules/.cache/orgscan-test-bundles/`
-/** Lists, relative to a run's folder, the entries built: written last, so its presence means the build finished. */
-const MANIFEST = 'manifest.json'
-
-/** The folder of a run's bundles (a path ending in a slash). */
-export const bundlesDir = (run) => `${ALL_BUNDLES}${run}/`
-
-/** The bundle's file name for a test file (a path relative to the project root): `test/x.test.ts` → `test__x.test.mjs`. */
-export const bundleName = (rel) => `${rel.replace(/\.ts$/, '').split(/[\\/]/).join('__')}.mjs`
+export const { ROOT, bundlesDir, bundleName, builtBundles } = paths
+const { ALL_BUNDLES, MANIFEST } = paths
 
 /** Every test file under test/ (tap's include, `test/**\/*.test.ts`; its excluded folders hold none). */
 function testFiles() {
@@ -61,15 +52,6 @@ export async function buildTestBundles(run) {
   })
   writeFileSync(outdir + MANIFEST, JSON.stringify(files.map(bundleName)))
   return files.length
-}
-
-/** The bundles a finished build of `run` holds (file names), or an empty set. */
-export function builtBundles(run) {
-  try {
-    return new Set(JSON.parse(readFileSync(bundlesDir(run) + MANIFEST, 'utf8')))
-  } catch {
-    return new Set()
-  }
 }
 
 /** Removes the bundles of `run`, or (without it) of every run `isGone` says is over. */

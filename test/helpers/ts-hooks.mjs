@@ -1,33 +1,15 @@
 /**
- * Module hooks of the test processes (registered by ts-loader.mjs, in place of tsx):
- * - `resolve`: a test file started by tap runs as its bundle of this run, when one was built (test-bundles.mjs);
- * - `load`: any other TypeScript file (tap's before and after scripts, a test run outside tap, a module a test imports
- *   by a computed name) is compiled by esbuild (types removed, as in the bundles), with an inline source map; compiled files are kept in `node_modules/.cache/orgscan-ts/`, one per source.
+ * Module hooks of the test processes (registered by ts-loader.mjs, in place of tsx): any TypeScript file a process
+ * loads outside a test bundle (tap's before and after scripts, a test run outside tap, a test file without a bundle, a
+ * module a child process of a test imports) is compiled by esbuild (types removed, as in the bundles), with an inline
+ * source map; compiled files are kept in `node_modules/.cache/orgscan-ts/`, one per source. A test file started by tap
+ * runs as its bundle without these hooks (tap-quiet.cjs).
  */
 import { createHash } from 'node:crypto'
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
-import { pathToFileURL } from 'node:url'
-import { builtBundles, bundleName, bundlesDir, ROOT } from './test-bundles.mjs'
+import paths from './bundle-paths.cjs'
 
-const ROOT_URL = pathToFileURL(ROOT).href
-const CACHE = `${ROOT}node_modules/.cache/orgscan-ts/`
-let run
-let bundles = new Set()
-
-export function initialize(data) {
-  run = data?.run
-  if (run) bundles = builtBundles(run)
-}
-
-export async function resolve(specifier, context, next) {
-  const r = await next(specifier, context)
-  // The entry point (the file tap started) has no parent.
-  if (context.parentURL === undefined && run && r.url.startsWith(ROOT_URL) && r.url.endsWith('.test.ts')) {
-    const name = bundleName(decodeURIComponent(r.url.slice(ROOT_URL.length)))
-    if (bundles.has(name)) return { url: pathToFileURL(bundlesDir(run) + name).href, format: 'module', shortCircuit: true }
-  }
-  return r
-}
+const CACHE = `${paths.ROOT}node_modules/.cache/orgscan-ts/`
 
 let esbuild
 
