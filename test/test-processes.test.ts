@@ -7,7 +7,8 @@
  * other TypeScript is compiled by the loader (ts-hooks.mjs).
  */
 import t from 'tap'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { tmpdir } from 'node:os'
@@ -20,6 +21,8 @@ import { embeddedRunOnly } from './helpers/runs.ts'
 embeddedRunOnly(t, 'The test processes’ flags')
 
 const root = new URL('../', import.meta.url).pathname
+// Read as CommonJS at run time (a bundle cannot inline a module that calls require).
+const { bundlesDir, bundleName } = createRequire(import.meta.url)('./helpers/bundle-paths.cjs') as { bundlesDir(run: string): string; bundleName(rel: string): string }
 const HOOK_GLOBAL = 'Symbol.for("@tapjs/processinfo.ProcessInfoNodeData")'
 const hookImport = import.meta.resolve('@tapjs/processinfo/import')
 
@@ -64,6 +67,35 @@ t.test('a test file with a bundle runs without module hooks; one without a bundl
   const r = spawnSync(process.execPath, [`--import=${hookImport}`, ...pkg.tap['node-arg'], file], { cwd: root, encoding: 'utf8' })
   t.equal(r.status, 0, r.stderr)
   t.equal(r.stdout.trim(), 'object 1', 'no bundle: Node starts it, with the --imports (the hook, the TypeScript loader)')
+})
+
+t.test('tap-quiet starts a bundle in place of its test file as Node starts an entry point: exit codes and errors', async (t) => {
+  // A run of this process's own (its pid, as a child's parent): a manifest and bundles for made-up test files.
+  const run = String(process.pid)
+  const dir = bundlesDir(run)
+  mkdirSync(dir, { recursive: true })
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const bundles: Record<string, string> = {
+    ran: "console.log('the bundle ran', process.argv[1].endsWith('/test/probe-ran.test.ts'))",
+    exits: "console.log('before'); process.exit(0); console.log('after')",
+    throws: "throw new Error('thrown at the top')",
+    hangs: "console.log('waiting'); await new Promise(() => {})",
+  }
+  for (const [name, code] of Object.entries(bundles)) writeFileSync(dir + bundleName(`test/probe-${name}.test.ts`), code)
+  writeFileSync(dir + 'manifest.json', JSON.stringify(Object.keys(bundles).map((n) => bundleName(`test/probe-${n}.test.ts`))))
+  const start = (name: string) =>
+    spawnSync(process.execPath, ['--require=./test/helpers/tap-quiet.cjs', `test/probe-${name}.test.ts`], { cwd: root, encoding: 'utf8', env: { ...process.env, TAP_BEFORE: '1' } })
+  const ran = start('ran')
+  t.equal(ran.status, 0, ran.stderr)
+  t.equal(ran.stdout, 'the bundle ran true\n', 'the bundle runs (no .ts file exists), and the process names the test file')
+  const exits = start('exits')
+  t.same([exits.status, exits.stdout, exits.stderr], [0, 'before\n', ''], 'process.exit(0) part way through: 0')
+  const throws = start('throws')
+  t.equal(throws.status, 1, 'a throw at the top: 1')
+  t.match(throws.stderr, /Error: thrown at the top/, 'with the error')
+  const hangs = start('hangs')
+  t.equal(hangs.status, 13, 'a top-level await that never settles: 13, as Node gives')
+  t.match(hangs.stderr, /test\/probe-hangs\.test\.ts: its top-level await never settled/)
 })
 
 t.test('outside a bundle, TypeScript is compiled, and a source edited is compiled again in place of its older compile', async (t) => {

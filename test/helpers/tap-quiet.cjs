@@ -44,9 +44,10 @@ Module.runMain = function (main = process.argv[1], ...rest) {
   import(pathToFileURL(bundle).href).finally(() => {
     settled = true
   })
-  // As Node does for an entry point whose top-level await never settles (exit code 13), rather than a quiet 0.
-  process.on('exit', (code) => {
-    if (!settled && code === 0) {
+  // As Node does for an entry point whose top-level await never settles (exit code 13), rather than a quiet 0: the
+  // event loop ran dry with the import still pending. (An explicit process.exit() does not come here.)
+  process.on('beforeExit', () => {
+    if (!settled && !process.exitCode) {
       process.stderr.write(`${main}: its top-level await never settled\n`)
       process.exitCode = 13
     }
