@@ -1,5 +1,5 @@
 // The `orgscan` command as one plain-JavaScript module: dist/orgscan.mjs, bundled from bin/cli/main.ts and everything it
-// imports (the packages in node_modules stay imports, except valibot: see BUNDLED), so that a served process runs
+// imports (the packages in node_modules stay imports, except those in BUNDLED), so that a served process runs
 // compiled code instead of loading tsx. tsx costs a running server about 45 MB of resident memory (its loader thread,
 // the transformed sources, source maps) and doubles its start-up (docs/decisions.md "Memory"). The bundle is written
 // without comments or the code's white space, and in ASCII: V8 keeps a module's source text for the life of the
@@ -28,10 +28,15 @@ const stamp = (path) => {
 }
 
 /**
- * Packages stay imports, loaded from node_modules, except those bundled: valibot, which every declaration and the
- * configuration use a small part of (bundled, the unused rest of its 400 KB is left out of the served process).
+ * Packages stay imports, loaded from node_modules, except those bundled:
+ * - valibot, which every declaration and the configuration use a small part of (bundled, the unused rest of its
+ *   400 KB is left out of the served process);
+ * - the MCP SDK (`@modelcontextprotocol/server` and `core`) and zod, which it builds its schemas with: their files
+ *   hold characters beyond Latin-1 (in comments and messages), so V8 kept about 3 MB of their source text, much of
+ *   it at two bytes a character; in the ASCII bundle it is 0.7 MB at one byte. Measured: importing the SDK took
+ *   7.6 MB of heap from node_modules, 3.6 MB bundled.
  */
-const BUNDLED = new Set(['valibot'])
+const BUNDLED = new Set(['valibot', '@modelcontextprotocol/server', '@modelcontextprotocol/core', 'zod'])
 const packagesPlugin = {
   name: 'orgscan-packages',
   setup(b) {

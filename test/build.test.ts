@@ -155,12 +155,14 @@ t.test('a served process loads no TypeScript, nor the packages only some command
   await server.stop()
   const loaded = readFileSync(hook.log, 'utf8').split('\n').filter(Boolean)
   const packages = new Set(loaded.flatMap((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []))
-  t.ok(packages.has('postgres') && packages.has('@modelcontextprotocol/server'), 'control: the packages it serves with are recorded')
+  t.ok(packages.has('postgres') && packages.has('find-my-way'), 'control: the packages it serves with are recorded')
   t.same(loaded.filter((u) => u.endsWith('.ts')), [], 'no TypeScript module')
   t.notOk(packages.has('nodemailer'), 'nodemailer: only `orgscan versions notify` sends e-mail')
   t.notOk(packages.has('undici'), 'undici: only a sign-in through an upstream provider calls out')
   t.notOk(packages.has('tsx'), 'no tsx')
   t.notOk(packages.has('valibot'), 'valibot: the part of it the sources use is in the bundle, not its 400 KB')
+  for (const p of ['@modelcontextprotocol/server', '@modelcontextprotocol/core', 'zod'])
+    t.notOk(packages.has(p), `${p}: in the bundle, in ASCII and without comments (its own files hold non-Latin-1 characters)`)
 })
 
 t.test('the bundle is compact: ASCII (V8 keeps it at a byte a character), without comments', async (t) => {
@@ -168,7 +170,8 @@ t.test('the bundle is compact: ASCII (V8 keeps it at a byte a character), withou
   const text = readFileSync(builder.out, 'utf8')
   t.notOk(/[^\x00-\x7f]/.test(text), 'no character beyond ASCII: one would make V8 keep the whole source at two bytes a character')
   t.notOk(text.includes('docs/decisions.md "Memory"'), 'no comment (a phrase of the sources’ comments is not in it)')
-  t.ok(statSync(builder.out).size < 700_000, `smaller than the sources' 700 KB with comments (${statSync(builder.out).size} bytes)`)
+  // The project's own sources are about 700 KB with their comments, the MCP SDK and zod files it loaded about 2 MB.
+  t.ok(statSync(builder.out).size < 1_500_000, `smaller than the 2.7 MB of sources it replaces (${statSync(builder.out).size} bytes)`)
 })
 
 /** A module-loading hook (node:module register) that appends every module URL a process loads to a file. */
