@@ -32,12 +32,13 @@ if (process.env.NODE_OPTIONS) {
  * other entry point (tap's before and after scripts, a file without a bundle) starts as Node would start it.
  */
 const Module = require('node:module')
+const { resolve } = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { bundleFor, currentRun } = require('./bundle-paths.cjs')
 
 const runMain = Module.runMain
 Module.runMain = function (main = process.argv[1], ...rest) {
-  const bundle = main && bundleFor(currentRun(), require('node:path').resolve(main))
+  const bundle = main && bundleFor(currentRun(), resolve(main))
   if (!bundle) return runMain.call(this, main, ...rest)
   let settled = false
   // A rejection is left unhandled: Node prints it and exits with 1, as for an entry point that throws.
