@@ -36,8 +36,9 @@ const stamp = (path) => {
  *   it at two bytes a character; in the ASCII bundle it is 0.7 MB at one byte. Measured: importing the SDK took
  *   7.6 MB of heap from node_modules, 3.6 MB bundled.
  */
-const BUNDLED = new Set(['valibot', '@modelcontextprotocol/server', '@modelcontextprotocol/core', 'zod'])
-const packagesPlugin = {
+export const BUNDLED = new Set(['valibot', '@modelcontextprotocol/server', '@modelcontextprotocol/core', 'zod'])
+/** esbuild plugin: every package an import, but those in BUNDLED (the test bundles use it too). */
+export const packagesPlugin = {
   name: 'orgscan-packages',
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, (args) => {

@@ -4,7 +4,7 @@
  * a few modules instead of about 150 TypeScript sources, each through the loader thread, transformed and source-mapped
  * — about 0.65 s less CPU per test file on this 2-core machine (docs/decisions.md "The test suite").
  *
- * Built with esbuild, packages left as imports, source maps linked (tap turns source maps on, so a failure still points
+ * Built with esbuild, packages left as imports (but those scripts/build.js bundles), source maps linked (tap turns source maps on, so a failure still points
  * into the .ts files). As in scripts/build.js, `import.meta.url` in each source becomes that source's own URL
  * (scripts/own-url.js), so code that finds files beside itself keeps finding them.
  *
@@ -13,6 +13,7 @@
  * Plain JavaScript: the loader thread reads it before any TypeScript can be loaded.
  */
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { packagesPlugin } from '../../scripts/build.js'
 import { ownUrlPlugin } from '../../scripts/own-url.js'
 import paths from './bundle-paths.cjs'
 
@@ -41,14 +42,15 @@ export async function buildTestBundles(run) {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    packages: 'external',
     keepNames: true, // functions and classes keep their names (`fn.name`), as when the sources run
     sourcemap: 'linked',
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunk-[hash]',
     outdir,
     logLevel: 'silent',
-    plugins: [ownUrlPlugin(outdir)],
+    // Packages stay imports, but those the command's bundle carries (scripts/build.js BUNDLED): tests run the same MCP
+    // SDK as a served process, and load it in a third of the CPU.
+    plugins: [packagesPlugin, ownUrlPlugin(outdir)],
   })
   writeFileSync(outdir + MANIFEST, JSON.stringify(files.map(bundleName)))
   return files.length
