@@ -22,7 +22,7 @@ embeddedRunOnly(t, 'The test processes’ flags')
 
 const root = new URL('../', import.meta.url).pathname
 // Read as CommonJS at run time (a bundle cannot inline a module that calls require).
-const { bundlesDir, bundleName } = createRequire(import.meta.url)('./helpers/bundle-paths.cjs') as { bundlesDir(run: string): string; bundleName(rel: string): string }
+const { bundlesDir, bundleName, MANIFEST } = createRequire(import.meta.url)('./helpers/bundle-paths.cjs') as { bundlesDir(run: string): string; bundleName(rel: string): string; MANIFEST: string }
 const HOOK_GLOBAL = 'Symbol.for("@tapjs/processinfo.ProcessInfoNodeData")'
 const hookImport = import.meta.resolve('@tapjs/processinfo/import')
 
@@ -82,7 +82,7 @@ t.test('tap-quiet starts a bundle in place of its test file as Node starts an en
     hangs: "console.log('waiting'); await new Promise(() => {})",
   }
   for (const [name, code] of Object.entries(bundles)) writeFileSync(dir + bundleName(`test/probe-${name}.test.ts`), code)
-  writeFileSync(dir + 'manifest.json', JSON.stringify(Object.keys(bundles).map((n) => bundleName(`test/probe-${n}.test.ts`))))
+  writeFileSync(dir + MANIFEST, JSON.stringify(Object.keys(bundles).map((n) => bundleName(`test/probe-${n}.test.ts`))))
   const start = (name: string) =>
     spawnSync(process.execPath, ['--require=./test/helpers/tap-quiet.cjs', `test/probe-${name}.test.ts`], { cwd: root, encoding: 'utf8', env: { ...process.env, TAP_BEFORE: '1' } })
   const ran = start('ran')

@@ -13,6 +13,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 
+/** `npm start`'s words, read once: the leading `NAME=value` ones, and the command after them. */
+const START = (() => {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
+  const words = pkg.scripts.start.trim().split(/\s+/)
+  const n = words.findIndex((w) => !/^[A-Z_][A-Z0-9_]*=/.test(w))
+  return { vars: words.slice(0, n), command: words.slice(n) }
+})()
+
 /**
  * The served command as `npm start` runs it — its Node flags, `bin/orgscan.js serve` — plus `--json` (the URL on
  * stdout), to be started with `SERVE_ENV` in its environment: the bench measures the service as it is deployed
@@ -24,20 +32,12 @@ export const SERVE_ENV: Record<string, string> = startEnv()
 
 /** `npm start`'s command line after its variables, split in words ('node', flags…, 'bin/orgscan.js', 'serve'). */
 export function startCommand(): string[] {
-  return startLine().command
+  return [...START.command]
 }
 
 /** The variables `npm start` sets before its command. */
 export function startEnv(): Record<string, string> {
-  return Object.fromEntries(startLine().vars.map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]))
-}
-
-/** `npm start`'s words: the leading `NAME=value` ones, and the command after them. */
-function startLine(): { vars: string[]; command: string[] } {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
-  const words = pkg.scripts.start.trim().split(/\s+/)
-  const n = words.findIndex((w) => !/^[A-Z_][A-Z0-9_]*=/.test(w))
-  return { vars: words.slice(0, n), command: words.slice(n) }
+  return Object.fromEntries(START.vars.map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]))
 }
 
 export interface PathStream {

@@ -36,10 +36,10 @@ const currentRun = () => (process.env.TAP_BEFORE ? String(process.ppid) : undefi
  * The bundle of `run` to run in place of the file at `path` (absolute), or undefined: only a test file of the project
  * (`*.test.ts`) whose bundle the run's build finished.
  */
-function bundleFor(run, path, bundles = builtBundles(run)) {
+function bundleFor(run, path) {
   if (!run || !path.startsWith(ROOT) || !path.endsWith('.test.ts')) return undefined
   const name = bundleName(path.slice(ROOT.length))
-  return bundles.has(name) ? bundlesDir(run) + name : undefined
+  return builtBundles(run).has(name) ? bundlesDir(run) + name : undefined
 }
 
 module.exports = { ROOT, ALL_BUNDLES, MANIFEST, bundlesDir, bundleName, builtBundles, currentRun, bundleFor }

@@ -17,8 +17,7 @@ import { packagesPlugin } from '../../scripts/build.js'
 import { ownUrlPlugin } from '../../scripts/own-url.js'
 import paths from './bundle-paths.cjs'
 
-export const { ROOT, bundlesDir, bundleName, builtBundles } = paths
-const { ALL_BUNDLES, MANIFEST } = paths
+const { ROOT, ALL_BUNDLES, MANIFEST, bundlesDir, bundleName } = paths
 
 /** Every test file under test/ (tap's include, `test/**\/*.test.ts`; its excluded folders hold none). */
 function testFiles() {
