@@ -1,7 +1,7 @@
 // @ts-check
 /**
- * The embedded-database worker thread: owns the PGlite instance and serves it with PGLiteSocketServer, so the
- * WASM Postgres runs off the HTTP thread. Started by embedded.ts; messages in embedded-protocol.ts.
+ * The embedded-database worker thread: owns the PGlite instance and serves it over the wire protocol
+ * (embedded-wire.mjs), so the WASM Postgres runs off the HTTP thread. Started by embedded.ts; messages in embedded-protocol.ts.
  *
  * Plain JavaScript on purpose: a TypeScript worker would need tsx registered inside the worker (a Worker does
  * not inherit it), which costs about 30 MB of resident memory per process (docs/decisions.md "Memory").
@@ -9,7 +9,7 @@
 import fs from 'node:fs'
 import { parentPort, workerData } from 'node:worker_threads'
 import { PGlite } from '@electric-sql/pglite'
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
+import { WireServer } from './embedded-wire.mjs'
 
 const SHARED_BUFFERS = '16MB'
 
@@ -20,7 +20,7 @@ const input = workerData.input
 
 /** @type {PGlite | undefined} */
 let db
-/** @type {PGLiteSocketServer | undefined} */
+/** @type {WireServer | undefined} */
 let server
 let closing = false
 
@@ -37,8 +37,8 @@ function fatal(err) {
 }
 
 process.on('unhandledRejection', (err) => {
-  // pglite-socket's stop() detaches handlers without awaiting them; a late ROLLBACK on a closed PGlite
-  // is expected noise while closing. Anything else is a real crash.
+  // While closing, a late ROLLBACK of a connection's transaction on a closed PGlite is expected noise.
+  // Anything else is a real crash.
   if (closing) return
   fatal(err)
 })
@@ -61,23 +61,10 @@ async function start() {
     // data-folder lock, so nobody else can be listening on it.
     fs.rmSync(input.socketPath, { force: true })
   }
-  // maxConnections 1: the server multiplexes every connection onto the single PGlite session, so two
-  // clients could interleave extended-protocol messages and prepared statements. The main thread
-  // uses a postgres.js pool of exactly one connection.
-  server = input.socketPath
-    ? new PGLiteSocketServer({ db, path: input.socketPath, maxConnections: 1 })
-    : new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 })
-  await server.start()
-
+  // One connection at a time (embedded-wire.mjs): the main thread uses a postgres.js pool of exactly one connection.
+  server = new WireServer(db)
   /** @type {import('./embedded-protocol.ts').EmbeddedEndpoint} */
-  let endpoint
-  if (input.socketPath) {
-    endpoint = { path: input.socketPath }
-  } else {
-    const conn = server.getServerConn() // "127.0.0.1:<port>"
-    const at = conn.lastIndexOf(':')
-    endpoint = { host: conn.slice(0, at), port: Number(conn.slice(at + 1)) }
-  }
+  const endpoint = await server.listen(input.socketPath ? { path: input.socketPath } : { host: '127.0.0.1', port: 0 })
   post({ type: 'ready', endpoint, openMs })
 }
 

@@ -2,7 +2,7 @@
  * Host of the embedded PGlite database, main-thread side.
  *
  * PGlite (Postgres compiled to WASM) runs in a `worker_threads` Worker that serves it over the
- * Postgres wire protocol with PGLiteSocketServer; the main thread talks to it with postgres.js like to
+ * Postgres wire protocol (embedded-wire.mjs); the main thread talks to it with postgres.js like to
  * any server. Measured: ~1,700 req/s with PGlite on the HTTP thread vs ~2,900 with PGlite off it.
  *
  * Why a worker thread and not a child process: the worker dies with the process, so a crashed or
