@@ -23,21 +23,34 @@ function links(path: string, qs: string, plan: ListPlan, hasMore: boolean): stri
 
 /** The body of a read; `path` and `qs` are the REST path and query string the links are built from. */
 export function renderRead(result: ReadResult, path: string, qs: string): string {
-  return `{"data":${result.data}${tail(result, path, qs)}`
+  return `{"data":${result.data}${renderTail(result, path, qs)}`
 }
 
 const HEAD = Buffer.from('{"data":')
+const CLOSE = Buffer.from('}')
+
+/**
+ * The tail last rendered for a cached answer, by its plan: the response cache keeps one plan object per answer (and
+ * with it the answer's count and hasMore), so a repeated request with the same path and query string reuses the bytes.
+ * Rendering the links (two URLSearchParams) and the meta was about 4 % of a cache hit's CPU in a profile here.
+ */
+const tails = new WeakMap<object, { path: string; qs: string; tail: Buffer }>()
 
 /**
  * The same body as `renderRead`, in three parts for a write without copying: the head, the records' JSON as bytes
  * (an answer from the response cache) and the tail.
  */
 export function renderReadParts(result: ReadResult & { dataBytes: Buffer }, path: string, qs: string): [Buffer, Buffer, Buffer] {
-  return [HEAD, result.dataBytes, Buffer.from(tail(result, path, qs))]
+  if (result.kind === 'one') return [HEAD, result.dataBytes, CLOSE]
+  const last = tails.get(result.plan)
+  if (last !== undefined && last.path === path && last.qs === qs) return [HEAD, result.dataBytes, last.tail]
+  const tail = Buffer.from(renderTail(result, path, qs))
+  tails.set(result.plan, { path, qs, tail })
+  return [HEAD, result.dataBytes, tail]
 }
 
 /** What follows the records: `}` for one record, the meta and links of a list. */
-function tail(result: ReadResult, path: string, qs: string): string {
+function renderTail(result: ReadResult, path: string, qs: string): string {
   if (result.kind === 'one') return '}'
   const { plan } = result
   const meta: Record<string, unknown> = { count: result.count, hasMore: result.hasMore }
