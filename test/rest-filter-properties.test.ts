@@ -13,7 +13,9 @@ import type { FieldKind } from '../runtime/fields.ts'
 import { startTestService } from './helpers/service.ts'
 import { updateAccount } from '../runtime/admin.ts'
 
-const ts = await startTestService(t)
+// Nothing here changes keys, orgs or grants: the production bounds of the key and org-state caches (the tests'
+// default reads both on every request) leave the thousands of requests below to the filters.
+const ts = await startTestService(t, { config: { authCacheMs: 5_000, cache: { maxBytes: 64 * 1024 * 1024, orgStateMs: 1_000 } } })
 const org = ts.seed.orgs.find((o) => o.large)!
 const auth = await ts.keyHeader(org.accountId)
 // Thousands of requests: more than the default daily quota.

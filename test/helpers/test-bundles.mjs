@@ -43,6 +43,10 @@ export async function buildTestBundles(run) {
     target: 'node20',
     keepNames: true, // functions and classes keep their names (`fn.name`), as when the sources run
     sourcemap: 'linked',
+    // tap runs test files with --enable-source-maps, so Node reads and parses the map of every chunk a test loads:
+    // without the sources' text in them (stack traces need only the mappings; the sources are beside them) the maps
+    // are a third of the size (5.3 → 1.7 MB in all; the chunk with the MCP SDK 2.4 → 0.57 MB).
+    sourcesContent: false,
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunk-[hash]',
     outdir,
