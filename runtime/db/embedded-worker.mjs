@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * The embedded-database worker thread: owns the PGlite instance and serves it over the wire protocol
- * (embedded-wire.mjs), so the WASM Postgres runs off the HTTP thread. Started by embedded.ts; messages in embedded-protocol.ts.
+ * (embedded-wire.mjs), so the WASM Postgres runs off the HTTP thread. Started by embedded.ts; messages in
+ * embedded-protocol.ts.
  *
  * Plain JavaScript on purpose: a TypeScript worker would need tsx registered inside the worker (a Worker does
  * not inherit it), which costs about 30 MB of resident memory per process (docs/decisions.md "Memory").
