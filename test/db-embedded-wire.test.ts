@@ -117,6 +117,25 @@ async function connected(): Promise<Raw> {
   return c
 }
 
+/**
+ * A connection past its startup once the server has seen the previous one close (it takes one at a time, and closes
+ * a connection that arrives while another is open).
+ */
+async function connectedAfterClose(): Promise<Raw> {
+  const deadline = Date.now() + 5_000
+  for (;;) {
+    const c = new Raw()
+    c.send(startup())
+    const r = await c.untilReady()
+    if (r.some((m) => m.type === 'Z')) {
+      c.replies = []
+      return c
+    }
+    await c.end()
+    if (Date.now() > deadline) throw new Error('the server did not take a new connection within 5 s')
+  }
+}
+
 t.test('completeMessages: only whole messages, several at once', async (t) => {
   const two = Buffer.concat([query('select 1'), query('select 2')])
   t.equal(completeMessages(two), two.length)
@@ -181,22 +200,12 @@ t.test('a connection closed inside a transaction leaves none behind', async (t) 
   a.send(query('BEGIN; CREATE TABLE wire_left_open (x int)'))
   t.equal(status(await a.untilReady()), 'T', 'in a transaction')
   await a.end()
-  const deadline = Date.now() + 5_000
-  let b: Raw | undefined
-  // The server accepts the next connection once it has seen the first one close.
-  while (Date.now() < deadline) {
-    b = new Raw()
-    b.send(startup())
-    const r = await b.untilReady()
-    if (r.some((m) => m.type === 'Z')) break
-    await b.end()
-  }
-  b!.replies = []
-  b!.send(query(`select count(*) from pg_tables where tablename = 'wire_left_open'`))
-  const r = await b!.untilReady()
+  const b = await connectedAfterClose()
+  b.send(query(`select count(*) from pg_tables where tablename = 'wire_left_open'`))
+  const r = await b.untilReady()
   t.same(values(r), ['0'], 'the table of the abandoned transaction does not exist')
   t.equal(status(r), 'I', 'the session is idle, not inside the old transaction')
-  await b!.end()
+  await b.end()
 })
 
 t.test('a malformed message or a cancel request closes that connection only', async (t) => {
@@ -208,21 +217,11 @@ t.test('a malformed message or a cancel request closes that connection only', as
   const req = Buffer.alloc(16)
   req.writeInt32BE(16, 0)
   req.writeInt32BE(80877102, 4)
-  // Only once the server is free again: connect until it accepts.
   cancel.send(req)
   t.ok(await cancel.closed(), 'a cancel request is closed')
 
-  let ok: Raw | undefined
-  const deadline = Date.now() + 5_000
-  while (Date.now() < deadline) {
-    ok = new Raw()
-    ok.send(startup())
-    const r = await ok.untilReady()
-    if (r.some((m) => m.type === 'Z')) break
-    await ok.end()
-  }
-  ok!.replies = []
-  ok!.send(query('select 5'))
-  t.same(values(await ok!.untilReady()), ['5'], 'the server still serves')
-  await ok!.end()
+  const ok = await connectedAfterClose()
+  ok.send(query('select 5'))
+  t.same(values(await ok.untilReady()), ['5'], 'the server still serves')
+  await ok.end()
 })
