@@ -11,6 +11,7 @@ import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import { migrate } from '../runtime/db/migrate.ts'
+import { createTestDatabase } from './helpers/test-db.ts'
 import type { Logger } from '../runtime/log.ts'
 import type { Principal } from '../runtime/auth/principal.ts'
 import type { QuotaCharge } from '../runtime/quota/types.ts'
@@ -221,8 +222,13 @@ t.test('embedded PGlite: one process, limit 100, 300 concurrent charges', async 
     t.plan(0, `embedded database unavailable: ${(e as Error).message}`)
     return
   }
-  const db = await open({ dataDir: 'memory://' })
-  t.teardown(() => db.close())
+  // A copy of the run's migrated template (a new folder would pay PGlite's initdb), embedded whatever TEST_DATABASE_URL says
+  const tdb = await createTestDatabase({ template: 'empty', embedded: true })
+  const db = await open({ dataDir: tdb.dataDir })
+  t.teardown(async () => {
+    await db.close()
+    await tdb.drop()
+  })
   await migrate(db.sql)
   for (const opts of [{}, { prefetch: 10 }] as Partial<PgQuotaOptions>[]) {
     const id = await createAccount(db.sql, 100, 1000)

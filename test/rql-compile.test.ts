@@ -2,10 +2,11 @@ import t from 'tap'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import * as v from 'valibot'
-import { PGlite } from '@electric-sql/pglite'
 import { ApiError } from '../runtime/errors.ts'
 import { f, sqlExpr } from '../runtime/fields.ts'
 import { compileFilter, parseRql } from '../runtime/rql/index.ts'
+import { openDatabase } from '../runtime/db/connect.ts'
+import { createTestDatabase } from './helpers/test-db.ts'
 
 const fields = {
   id: f.int(),
@@ -241,9 +242,14 @@ t.test('malformed ASTs are server faults, not client errors', async (t) => {
 })
 
 t.test('compiled filters run on PostgreSQL with the intended semantics', async (t) => {
-  const db = new PGlite()
-  t.teardown(() => db.close())
-  await db.exec(`
+  // A database with no tables (the embedded one, or a new one on TEST_DATABASE_URL), driven as the service drives it
+  const tdb = await createTestDatabase({ template: 'bare' })
+  const db = await openDatabase({ databaseUrl: tdb.databaseUrl, dataDir: tdb.dataDir })
+  t.teardown(async () => {
+    await db.close()
+    await tdb.drop()
+  })
+  await db.sql.unsafe(`
     CREATE TABLE rows (id bigint, name text, namespace text, percent_populated double precision, is_custom boolean,
       last_used_date timestamptz, created_date date, status text, cap int, used int);
     INSERT INTO rows VALUES
@@ -253,8 +259,8 @@ t.test('compiled filters run on PostgreSQL with the intended semantics', async (
       (4, 'a\\b',     'npsp', 0,    true,  '2024-02-29T23:59:59Z', '2024-02-29', 'active', 200, 20);`)
   const ids = async (filter: string) => {
     const { sql, params } = compile(filter)
-    const r = await db.query<{ id: number }>(`SELECT t.id FROM rows AS t WHERE ${sql} ORDER BY t.id`, params)
-    return r.rows.map((row) => Number(row.id))
+    const rows = await db.sql.unsafe<{ id: string }[]>(`SELECT t.id FROM rows AS t WHERE ${sql} ORDER BY t.id`, params as never[])
+    return rows.map((row) => Number(row.id))
   }
   const cases: [string, number[]][] = [
     ['isNull(namespace)', [1]], ['isNotNull(namespace)', [2, 3, 4]],

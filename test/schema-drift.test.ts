@@ -9,7 +9,8 @@ import { createTestDatabase } from './helpers/test-db.ts'
 import { getStatement, listStatement } from '../runtime/statements.ts'
 import { planGet, planList } from '../runtime/plan.ts'
 
-const tdb = await createTestDatabase()
+// A database with no tables yet (a copy of the run's initialised, unmigrated template where there is one)
+const tdb = await createTestDatabase({ template: 'bare' })
 const db = await openDatabase({ databaseUrl: tdb.databaseUrl, dataDir: tdb.dataDir })
 t.teardown(async () => {
   await db.close()

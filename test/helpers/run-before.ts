@@ -31,6 +31,7 @@ const bundling = buildTestBundles(run).then(
 // Only runs whose runner is gone: another test run may be using the same PostgreSQL server right now.
 if (pg) await dropRunDatabases(pg, (r) => r !== run && !alive(Number(r)))
 
+const bare = templateNames(run, 'bare')
 const empty = templateNames(run, 'empty')
 const seeded = templateNames(run, 'seeded')
 let seed: SeedResult
@@ -49,6 +50,9 @@ if (pg) {
     await admin.end()
   }
 } else {
+  // initdb once: the bare template is the new folder before migration (for the tests of migration and of SQL itself)
+  await (await openDatabase({ dataDir: bare.dir })).close()
+  cpSync(bare.dir, empty.dir, { recursive: true })
   const e = await openDatabase({ dataDir: empty.dir })
   await migrate(e.sql)
   await e.close()
@@ -58,6 +62,7 @@ if (pg) {
   await s.close()
 }
 const marker = (s: SeedResult | null) => JSON.stringify({ seed: s, embedded: !pg, postgres: !!pg })
+if (!pg) writeFileSync(bare.seedFile, marker(null))
 writeFileSync(empty.seedFile, marker(null))
 writeFileSync(seeded.seedFile, marker(seed))
 const bundled = await bundling

@@ -1,9 +1,10 @@
 /**
  * Database templates for one `npm test` run: creating a database and seeding it is most of what a test file used to
- * spend starting (a new PGlite folder alone is about 5 s), so tap's `before` script (run-before.ts) builds two
- * templates once — `empty` (migrated) and `seeded` (migrated, demo data at the tests' scale) — and every test copies
- * one: a folder copy on the embedded database, `CREATE DATABASE … TEMPLATE` on PostgreSQL. tap's `after` script
- * (run-after.ts) removes them.
+ * spend starting (a new PGlite folder alone is about 5 s), so tap's `before` script (run-before.ts) builds the
+ * templates once — `empty` (migrated) and `seeded` (migrated, demo data at the tests' scale), and on the embedded
+ * database `bare` (a PostgreSQL data folder with no tables: what a new folder is after PGlite's initdb) — and every test
+ * copies one: a folder copy on the embedded database, `CREATE DATABASE … TEMPLATE` on PostgreSQL (where a new database
+ * is already bare, so `bare` is no template there). tap's `after` script (run-after.ts) removes them.
  *
  * A template belongs to one run: its name carries the tap runner's process id (the parent of the before script and of
  * every test file), so a template left by a killed run is never used, and is removed by a later run's before script
@@ -15,7 +16,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { SeedResult } from '../../demo/seed.ts'
 
-export type TemplateKind = 'empty' | 'seeded'
+export type TemplateKind = 'bare' | 'empty' | 'seeded'
 
 /** The demo seed scale of the `seeded` template (and of tests' seeded services). */
 export const SEED_SCALE = 0.02
@@ -102,7 +103,7 @@ export function templateRuns(): Array<{ run: string; alive: boolean }> {
 
 /** Removes a run's template folders and seed files, and the test databases its killed tests left (PostgreSQL: see run-after.ts). */
 export function removeTemplateFiles(run: string): void {
-  for (const kind of ['empty', 'seeded'] as const) {
+  for (const kind of ['bare', 'empty', 'seeded'] as const) {
     const n = templateNames(run, kind)
     rmSync(n.dir, { recursive: true, force: true })
     rmSync(n.seedFile, { force: true })

@@ -31,12 +31,15 @@ export interface TestDatabase {
 }
 
 /**
- * A database of its own for a test. `template`: start as a copy of the run's `empty` (migrated) or `seeded`
- * template (templates.ts) when it exists; otherwise (or without `template`) an empty database.
+ * A database of its own for a test. `template`: start as a copy of the run's `bare` (initialised, no tables), `empty`
+ * (migrated) or `seeded` template (templates.ts) when it exists; otherwise (or without `template`) an empty database.
+ * `embedded`: an embedded database even when TEST_DATABASE_URL is set (for tests of the embedded database itself).
  */
-export async function createTestDatabase(opts: { template?: TemplateKind } = {}): Promise<TestDatabase> {
-  const adminUrl = process.env.TEST_DATABASE_URL
-  const template = opts.template ? findTemplate(opts.template, adminUrl !== undefined) : undefined
+export async function createTestDatabase(opts: { template?: TemplateKind; embedded?: boolean } = {}): Promise<TestDatabase> {
+  const adminUrl = opts.embedded ? undefined : process.env.TEST_DATABASE_URL
+  // A new PostgreSQL database is bare already.
+  const wanted = adminUrl && opts.template === 'bare' ? undefined : opts.template
+  const template = wanted ? findTemplate(wanted, adminUrl !== undefined) : undefined
   if (adminUrl) return { ...(await createFreshPostgresDatabase(adminUrl, template?.database)), seed: template?.seed }
   const dataDir = await fs.mkdtemp(scratchFolderPrefix())
   if (template) {
