@@ -2,7 +2,9 @@
 // least recently used going first, and bytes lent to a writer never overwritten before they are released. The cache
 // over the wire (keys, ETags, who may see what, a slow reader) is tested in hot-reads.test.ts.
 import t from 'tap'
-import { ResponseCache } from '../runtime/cache/response-cache.ts'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { ENTRY_OVERHEAD, ResponseCache } from '../runtime/cache/response-cache.ts'
 import type { ReadResult } from '../runtime/read.ts'
 
 const answer = (i: number, size = 6000): ReadResult => ({ kind: 'one', data: JSON.stringify({ i, pad: `${i}:`.padEnd(size, String.fromCharCode(97 + (i % 26))) }) })
@@ -102,7 +104,7 @@ t.test('sizes: too large for a segment is not kept, a disabled cache keeps nothi
   // A key kept twice counts once.
   cache.set('k', answer(3), false)
   t.equal(cache.stats().entries, 1)
-  t.equal(cache.stats().bytes, Buffer.byteLength(answer(3).data) + 2 + 512)
+  t.equal(cache.stats().bytes, Buffer.byteLength(answer(3).data) + 2 + ENTRY_OVERHEAD)
 })
 
 t.test('the records are written one after the other: the index takes what the bound leaves of each segment', async (t) => {
@@ -118,8 +120,38 @@ t.test('the records are written one after the other: the index takes what the bo
   // index's estimate stay within the bound.
   t.ok(s.segmentBytesWritten < MB * 0.45, `segments written ${s.segmentBytesWritten} of ${MB} bytes (records ${records})`)
   t.ok(s.segmentBytesWritten >= records, 'every held record written')
-  t.ok(s.segmentBytesWritten + s.entries * 512 <= MB, 'written records plus the index estimate within the bound')
+  t.ok(s.segmentBytesWritten + s.entries * ENTRY_OVERHEAD <= MB, 'written records plus the index estimate within the bound')
   for (let i = 3990; i < 4000; i++) t.equal(cache.get(`key-${i}`, false)?.data, answer(i, 200).data, `key-${i} intact`)
+})
+
+t.test('what the bound counts for the index of an answer covers what the index takes of the heap', async (t) => {
+  const { registry } = await import('../resources/index.ts')
+  const { compileRegistry } = await import('../runtime/registry.ts')
+  const { planList } = await import('../runtime/plan.ts')
+  const { canonical } = await import('../runtime/read.ts')
+  const fields = compileRegistry(registry).find((r) => r.name === 'fields')!
+  setFlagsFromString('--expose-gc')
+  const gc = runInNewContext('gc') as () => void
+  const heap = () => {
+    gc()
+    gc()
+    return process.memoryUsage().heapUsed
+  }
+  const n = 10_000
+  const cache = new ResponseCache(256 * MB)
+  const records = '[' + '{"name":"Field__c"},'.repeat(40) + '{}]'
+  const before = heap()
+  // As a request keeps its answer: its plan, its key (the scan and the canonical form), its fields and its records.
+  for (let i = 0; i < n; i++) {
+    const plan = planList(fields, new Map([['limit', [String(50 + (i % 7))]], ['offset', [String(i)]]]), 'rest')
+    const key = `${1000 + (i % 3)}\n${canonical(fields, plan)}`
+    cache.set(key, { kind: 'list', data: records, count: 41, hasMore: true, plan, unpaged: false, etag: `"${String(i).padStart(32, 'e')}"` }, false)
+  }
+  const perEntry = (heap() - before) / n
+  const s = cache.stats()
+  t.equal(s.entries, n, 'every answer kept')
+  const counted = (s.bytes - n * Buffer.byteLength(records)) / n
+  t.ok(perEntry <= counted, `the index takes ${Math.round(perEntry)} bytes of heap an answer; the bound counts ${Math.round(counted)}`)
 })
 
 t.test('the canonical form of a read: two plans share it exactly when they are the same plan', async (t) => {

@@ -46,8 +46,15 @@ export interface Lent {
   release: () => void
 }
 
-/** What an entry costs besides its JSON: the key, the plan object and the map's own bookkeeping (estimated). */
-const ENTRY_OVERHEAD = 512
+/**
+ * What an entry costs of V8's heap besides its JSON and its key (counted at two bytes a character): the entry object
+ * with its view of the segment and its release function, the plan and the entity tag it keeps, the map's bookkeeping.
+ * Measured (2026-11-25, 10,000 entries of the fields list, heap used after full collections; test/response-cache.test.ts
+ * checks it): about 1.4 KB an entry, of which the entry object about 520 bytes, the plan about 300, the tag about 240
+ * (a concatenation of its quotes and the hash, as V8 keeps one). Counted with some margin, so that the records and
+ * the index together stay within the bound.
+ */
+export const ENTRY_OVERHEAD = 1536
 /** Segment size: a sixteenth of the bound, between these two (and never more than the bound). */
 const SEGMENT_MIN = 64 * 1024
 const SEGMENT_MAX = 4 * 1024 * 1024
@@ -68,13 +75,60 @@ interface Segment {
   pins: number
 }
 
-interface Entry {
-  /** The answer as REST gets it (records as a view into the segment, `release` unpinning it): one object per entry. */
-  lent: ReadResult & Lent
-  meta: Omit<ReadResult, 'data' | 'dataBytes'>
-  seg: Segment
-  /** What it takes of the bound. */
-  cost: number
+/** What an answer is besides its records: the fields a ReadResult carries for rendering. */
+type Meta = Omit<ReadResult, 'data' | 'dataBytes' | 'release'>
+
+/**
+ * A kept answer, in one object: the answer as REST gets it (its records as a view into the segment, `release()`
+ * unpinning it) and the cache's bookkeeping. One object of fixed shape per answer, with `data` a getter of the class:
+ * as three objects (the lent answer, a literal with its own accessor, its fields and the index entry) an answer's
+ * index took about 1.3 KB of V8's heap, which its bound counted at 0.5 (docs/decisions.md "Memory").
+ */
+class Entry {
+  readonly kind: ReadResult['kind']
+  readonly count: number | undefined
+  readonly hasMore: boolean | undefined
+  readonly plan: unknown
+  readonly unpaged: boolean | undefined
+  readonly etag: string | undefined
+  readonly dataBytes: Buffer
+  /** The segment's use the bytes belong to (a reused segment has a new `seq`). */
+  private readonly seq: number
+  /** Unpins the segment: detachable (REST hands it to the response's end). */
+  readonly release: () => void
+
+  constructor(meta: Meta, readonly seg: Segment, off: number, len: number, readonly cost: number) {
+    const m = meta as Partial<Extract<ReadResult, { kind: 'list' }>> & { kind: ReadResult['kind']; etag?: string }
+    this.kind = m.kind
+    this.count = m.count
+    this.hasMore = m.hasMore
+    this.plan = m.plan
+    this.unpaged = m.unpaged
+    this.etag = m.etag
+    this.dataBytes = seg.buf.subarray(off, off + len)
+    this.seq = seg.seq
+    this.release = () => {
+      seg.pins--
+    }
+  }
+
+  /** The text, for a surface that asks for it while the answer is lent (the bytes are then still the entry's). */
+  get data(): string {
+    if (this.seg.seq !== this.seq) throw new Error('a cached answer was read after its segment was reused (released too early)')
+    return this.dataBytes.toString('utf8')
+  }
+
+  /** The answer's fields without its records, as a ReadResult has them. */
+  meta(): Meta {
+    return (this.kind === 'list'
+      ? { kind: 'list', count: this.count, hasMore: this.hasMore, plan: this.plan, unpaged: this.unpaged, etag: this.etag }
+      : { kind: 'one', etag: this.etag }) as Meta
+  }
+
+  /** As the caller takes it. */
+  get answer(): ReadResult & Lent {
+    return this as unknown as ReadResult & Lent
+  }
 }
 
 export class ResponseCache {
@@ -114,12 +168,12 @@ export class ResponseCache {
       // Pinned while copied, so the segment read from is not the one reused for the copy.
       const from = e
       from.seg.pins++
-      e = this.place(key, from.meta, from.lent.dataBytes) ?? from
+      e = this.place(key, from.meta(), from.dataBytes) ?? from
       from.seg.pins--
     }
-    if (!lend) return { ...e.meta, data: e.lent.dataBytes.toString('utf8') } as ReadResult
+    if (!lend) return { ...e.meta(), data: e.dataBytes.toString('utf8') } as ReadResult
     e.seg.pins++
-    return e.lent
+    return e.answer
   }
 
   /**
@@ -127,15 +181,15 @@ export class ResponseCache {
    * nothing. Undefined also when the answer is too large to keep, or every segment is pinned.
    */
   set(key: string, result: ReadResult, lend: boolean): Lent | undefined {
-    const { data, dataBytes: _bytes, ...meta } = result
+    const { data, dataBytes: _bytes, release: _release, ...meta } = result
     const e = this.place(key, meta, data)
     if (!e || !lend) return undefined
     e.seg.pins++
-    return e.lent
+    return e.answer
   }
 
   /** Writes an answer's records into the newest segment (starting a segment when it is full) and indexes it. */
-  private place(key: string, meta: Entry['meta'], data: string | Buffer): Entry | undefined {
+  private place(key: string, meta: Meta, data: string | Buffer): Entry | undefined {
     const len = typeof data === 'string' ? Buffer.byteLength(data, 'utf8') : data.length
     const cost = len + 2 * key.length + ENTRY_OVERHEAD
     if (cost > this.segmentSize) return undefined
@@ -151,7 +205,7 @@ export class ResponseCache {
     seg.keys.push(key)
     const old = this.entries.get(key)
     if (old) this.bytes -= old.cost
-    const e = entry(meta, seg, off, len, cost)
+    const e = new Entry(meta, seg, off, len, cost)
     this.entries.set(key, e)
     this.bytes += cost
     return e
@@ -206,22 +260,4 @@ export class ResponseCache {
     this.entries.clear()
     this.bytes = 0
   }
-}
-
-function entry(meta: Entry['meta'], seg: Segment, off: number, len: number, cost: number): Entry {
-  const seq = seg.seq
-  const dataBytes = seg.buf.subarray(off, off + len)
-  const lent = {
-    ...meta,
-    dataBytes,
-    // The text, for a surface that asks for it while the answer is lent (the bytes are then still the entry's).
-    get data(): string {
-      if (seg.seq !== seq) throw new Error('a cached answer was read after its segment was reused (released too early)')
-      return dataBytes.toString('utf8')
-    },
-    release: () => {
-      seg.pins--
-    },
-  } as ReadResult & Lent
-  return { lent, meta, seg, cost }
 }
