@@ -28,14 +28,18 @@ export interface Scope {
   scanId?: string
 }
 
-/** Columns every statement returns: org_ok, has_scan, parent_ok, data, n, scan_id. */
+/**
+ * The one row every read statement returns, its columns in this order: scan_id, org_ok, has_scan, parent_ok, data, n
+ * (runtime/read.ts reads them by position).
+ */
 export interface ResultRow {
   /** The scan read (org-scoped resources), as text; null otherwise. */
   scan_id: string | null
   org_ok: boolean
   has_scan: boolean
   parent_ok: boolean
-  data: string | null
+  /** The records' JSON as the server sent it (UTF-8), never decoded to text on the way. */
+  data: Buffer | null
   n: number
 }
 

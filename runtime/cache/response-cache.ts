@@ -78,6 +78,13 @@ interface Segment {
 /** What an answer is besides its records: the fields a ReadResult carries for rendering. */
 type Meta = Omit<ReadResult, 'data' | 'dataBytes' | 'release'>
 
+/** An answer's fields without its records (never reading `data`, which may decode them). */
+function metaOf(r: ReadResult): Meta {
+  return (r.kind === 'list'
+    ? { kind: 'list', count: r.count, hasMore: r.hasMore, plan: r.plan, unpaged: r.unpaged, etag: r.etag }
+    : { kind: 'one', etag: r.etag }) as Meta
+}
+
 /**
  * A kept answer, in one object: the answer as REST gets it (its records as a view into the segment, `release()`
  * unpinning it) and the cache's bookkeeping. One object of fixed shape per answer, with `data` a getter of the class:
@@ -120,9 +127,7 @@ class Entry {
 
   /** The answer's fields without its records, as a ReadResult has them. */
   meta(): Meta {
-    return (this.kind === 'list'
-      ? { kind: 'list', count: this.count, hasMore: this.hasMore, plan: this.plan, unpaged: this.unpaged, etag: this.etag }
-      : { kind: 'one', etag: this.etag }) as Meta
+    return metaOf(this as unknown as ReadResult)
   }
 
   /** As the caller takes it. */
@@ -181,8 +186,8 @@ export class ResponseCache {
    * nothing. Undefined also when the answer is too large to keep, or every segment is pinned.
    */
   set(key: string, result: ReadResult, lend: boolean): Lent | undefined {
-    const { data, dataBytes: _bytes, release: _release, ...meta } = result
-    const e = this.place(key, meta, data)
+    // The records as bytes when the answer has them (read from the database), else its text.
+    const e = this.place(key, metaOf(result), result.dataBytes ?? result.data)
     if (!e || !lend) return undefined
     e.seg.pins++
     return e.answer

@@ -204,7 +204,8 @@ function tool(c: CompiledResource, op: 'list' | 'get', all: readonly CompiledRes
       if (out.kind !== 'read') throw new Error('a read operation answered with another kind of outcome')
       const r = out.result
       const target = restTarget(c, params, parsed!.query)
-      const body = r.dataBytes ? renderReadParts(r as typeof r & { dataBytes: Buffer }, target.path, target.qs) : renderRead(r, target.path, target.qs)
+      // Bytes (the cache's, or as the database sent them) to a transport that writes them; text to any other.
+      const body = r.dataBytes && ctx.rawJson ? renderReadParts(r as typeof r & { dataBytes: Buffer }, target.path, target.qs) : renderRead(r, target.path, target.qs)
       if (r.kind === 'one') return jsonResult(`One ${d.title.toLowerCase()} in structuredContent.data.`, body, ctx.rawJson, r.release)
       const { count, hasMore, plan } = r
       const next = hasMore ? ` More are available: call ${name} again with offset ${plan.offset + plan.limit}.` : ' There are no more.'
