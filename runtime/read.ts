@@ -113,46 +113,44 @@ function etagOf(scanId: string, key: string): string {
   return `"${createHash('sha256').update(scanId).update('\n').update(key).digest('base64url').slice(0, 32)}"`
 }
 
-/** Runs a statement on `sql` (default: the primary's read pool); failures as they come from the driver. */
-async function query<T>(db: ReadDb, st: Statement, sql = db.sql): Promise<T[]> {
-  const done = db.onQuery?.()
-  try {
-    const prepare = db.shapes.prepare(st.text, st.fixed)
-    return (await withDeadline(sql.unsafe(st.text, st.values as postgres.ParameterOrJSON<never>[], { prepare }))) as unknown as T[]
-  } finally {
-    done?.()
-  }
-}
-
 /**
- * Runs a read statement (listStatement, getStatement) on `sql` (default: the primary's read pool) and gives its one
- * row. Its columns come as the server sent them (postgres.js `raw()`): the records stay bytes, which the response cache
- * copies and REST writes as they are, so a read never makes a JavaScript string of them nor encodes one back (about
- * 25 KB of each on a page of 50 fields).
+ * Runs a statement on `sql` (default: the primary's read pool); failures as they come from the driver. `raw`: each row
+ * an array of its columns as the server sent them (postgres.js `raw()`), nothing decoded.
  */
-async function queryRow(db: ReadDb, st: Statement, sql = db.sql): Promise<ResultRow> {
+async function query<T>(db: ReadDb, st: Statement, sql = db.sql, raw = false): Promise<T[]> {
   const done = db.onQuery?.()
   try {
-    const prepare = db.shapes.prepare(st.text, st.fixed)
-    const rows = (await withDeadline(sql.unsafe(st.text, st.values as postgres.ParameterOrJSON<never>[], { prepare }).raw())) as unknown as Array<Array<Buffer | null>>
-    const [scanId, orgOk, hasScan, parentOk, data, n] = rows[0]
-    return { scan_id: scanId && scanId.toString('latin1'), org_ok: isTrue(orgOk), has_scan: isTrue(hasScan), parent_ok: isTrue(parentOk), data, n: n === null ? 0 : Number(n.toString('latin1')) }
+    const q = sql.unsafe(st.text, st.values as postgres.ParameterOrJSON<never>[], { prepare: db.shapes.prepare(st.text, st.fixed) })
+    return (await withDeadline(raw ? q.raw() : q)) as unknown as T[]
   } finally {
     done?.()
   }
 }
-
-/** A boolean column in PostgreSQL's text format ('t' or 'f'). */
-const isTrue = (b: Buffer | null): boolean => b !== null && b[0] === 0x74
 
 /** Runs a statement on the primary's read pool; a failure is the error its response shows. */
-async function run<T>(db: ReadDb, st: Statement, hasFilter: boolean): Promise<T[]> {
+async function run<T>(db: ReadDb, st: Statement, hasFilter: boolean, raw = false): Promise<T[]> {
   try {
-    return await query<T>(db, st)
+    return await query<T>(db, st, db.sql, raw)
   } catch (e) {
     throw classifyDbError(e, hasFilter)
   }
 }
+
+/** A read statement's row as the server sent it (`query(…, raw)`). */
+type RawRow = Array<Buffer | null>
+
+/**
+ * The one row of a read statement (listStatement, getStatement), read raw: its small columns are parsed here, and the
+ * records stay bytes, which the response cache copies and REST writes as they are, so a read never makes a JavaScript
+ * string of them nor encodes one back (about 25 KB of each on a page of 50 fields).
+ */
+function rowOf(rows: RawRow[]): ResultRow {
+  const [scanId, orgOk, hasScan, parentOk, data, n] = rows[0]
+  return { scan_id: scanId && scanId.toString('latin1'), org_ok: isTrue(orgOk), has_scan: isTrue(hasScan), parent_ok: isTrue(parentOk), data, n: n === null ? 0 : Number(n.toString('latin1')) }
+}
+
+/** A boolean column in PostgreSQL's text format ('t' or 'f'). */
+const isTrue = (b: Buffer | null): boolean => b !== null && b[0] === 0x74
 
 /** 404 unless the principal's account owns the org; 403 when a user-scoped principal was not granted it. */
 export async function checkOrgAccess(db: ReadDb, p: Principal, orgId: string): Promise<void> {
@@ -268,7 +266,7 @@ async function runRead(db: ReadDb, state: OrgState | undefined, build: (pin?: st
   const replica = db.replica
   if (replica && state && state.scanId && replica.usable()) {
     try {
-      const row = await queryRow(db, build(state.scanId), replica.sql)
+      const row = rowOf(await query<RawRow>(db, build(state.scanId), replica.sql, true))
       if (row.org_ok) {
         replica.served()
         return row
@@ -280,11 +278,7 @@ async function runRead(db: ReadDb, state: OrgState | undefined, build: (pin?: st
       replica.failed(error.status === 503, errorCode(e) || error.code)
     }
   }
-  try {
-    return await queryRow(db, build())
-  } catch (e) {
-    throw classifyDbError(e, hasFilter)
-  }
+  return rowOf(await run<RawRow>(db, build(), hasFilter, true))
 }
 
 /** A successful answer read from the database: tagged (org-scoped), and kept for the next identical read. */

@@ -95,7 +95,7 @@ class Entry {
   readonly kind: ReadResult['kind']
   readonly count: number | undefined
   readonly hasMore: boolean | undefined
-  readonly plan: unknown
+  readonly plan: Extract<ReadResult, { kind: 'list' }>['plan'] | undefined
   readonly unpaged: boolean | undefined
   readonly etag: string | undefined
   readonly dataBytes: Buffer
