@@ -16,6 +16,7 @@ import type { PreparedShapes } from './db/prepared-shapes.ts'
 import { normalizeOrgId } from './org-id.ts'
 import { classifyDbError, errorCode } from './db/errors.ts'
 import { withDeadline } from './db/deadline.ts'
+import { Answer } from './answer.ts'
 
 export type ReadResult = (
   | { kind: 'list'; data: string; count: number; hasMore: boolean; plan: ListPlan; /** all rows in one page (no limit/offset) */ unpaged: boolean }
@@ -24,8 +25,9 @@ export type ReadResult = (
   /** Strong entity tag of an org-scoped answer: derived from the scan read and the canonical request. */
   etag?: string
   /**
-   * The records' JSON as UTF-8 bytes (answers from the response cache, which keeps only these): REST writes them as
-   * they are, between the envelope's head and tail (runtime/envelope.ts `renderReadParts`); `data` decodes them.
+   * The records' JSON as UTF-8 bytes (answers read from the database or kept by the response cache: runtime/answer.ts):
+   * REST writes them as they are, between the envelope's head and tail (runtime/envelope.ts `renderReadParts`); `data`
+   * decodes them.
    */
   dataBytes?: Buffer
   /**
@@ -186,7 +188,7 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
     checkRow(row, decl.scope, decl.parent?.param)
     if (!row.org_ok && decl.scope === 'org') return orgDenied(db, scope.orgId!, req.principal)
     const count = Math.min(row.n, plan.limit)
-    return remember(db, req.lend, scope, key, row, new ReadAnswer('list', row.data ?? EMPTY_LIST, count, row.n > plan.limit, plan, decl.unpaged === true))
+    return remember(db, req.lend, scope, key, row, new Answer('list', row.data ?? EMPTY_LIST, { count, hasMore: row.n > plan.limit, plan, unpaged: decl.unpaged === true }))
   }
 
   const idParam = decl.id?.param
@@ -204,39 +206,10 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
     if (decl.scope === 'account') return orgDenied(db, scope.orgId!, req.principal)
     throw new ApiError('not_found', `${decl.title} not found.`, idParam ? { parameter: idParam } : {})
   }
-  return remember(db, req.lend, scope, key, row, new ReadAnswer('one', row.data))
+  return remember(db, req.lend, scope, key, row, new Answer('one', row.data))
 }
 
 const EMPTY_LIST = Buffer.from('[]')
-
-/**
- * An answer read from the database: its records are the bytes the server sent (`dataBytes`), decoded to text only
- * when a surface asks for `data`. A class, so that every answer has one shape (a getter in an object literal makes V8
- * build it in its slow dictionary form).
- */
-class ReadAnswer {
-  etag: string | undefined = undefined
-  release: (() => void) | undefined = undefined
-  private text: string | undefined = undefined
-
-  constructor(
-    readonly kind: 'list' | 'one',
-    public dataBytes: Buffer,
-    readonly count?: number,
-    readonly hasMore?: boolean,
-    readonly plan?: ListPlan,
-    readonly unpaged?: boolean,
-  ) {}
-
-  get data(): string {
-    return (this.text ??= this.dataBytes.toString('utf8'))
-  }
-
-  /** As the read's callers take it. */
-  get result(): ReadResult {
-    return this as unknown as ReadResult
-  }
-}
 
 /**
  * The org's state as the primary has it (org-state cache), when the caller may see the org: needed by the response
@@ -282,7 +255,7 @@ async function runRead(db: ReadDb, state: OrgState | undefined, build: (pin?: st
 }
 
 /** A successful answer read from the database: tagged (org-scoped), and kept for the next identical read. */
-function remember(db: ReadDb, lend: boolean, scope: Scope, key: string | undefined, row: ResultRow, answer: ReadAnswer): ReadResult {
+function remember(db: ReadDb, lend: boolean, scope: Scope, key: string | undefined, row: ResultRow, answer: Answer): ReadResult {
   const result = answer.result
   if (key === undefined || row.scan_id === null) return result
   result.etag = etagOf(row.scan_id, key)

@@ -19,6 +19,7 @@
  * new answer is simply not kept. An answer for any other surface is decoded to text at once and pins nothing.
  */
 import type { ReadResult } from '../read.ts'
+import { Answer, answerFields, type AnswerFields } from '../answer.ts'
 
 export interface ResponseCacheStats {
   hits: number
@@ -75,64 +76,28 @@ interface Segment {
   pins: number
 }
 
-/** What an answer is besides its records: the fields a ReadResult carries for rendering. */
-type Meta = Omit<ReadResult, 'data' | 'dataBytes' | 'release'>
-
-/** An answer's fields without its records (never reading `data`, which may decode them). */
-function metaOf(r: ReadResult): Meta {
-  return (r.kind === 'list'
-    ? { kind: 'list', count: r.count, hasMore: r.hasMore, plan: r.plan, unpaged: r.unpaged, etag: r.etag }
-    : { kind: 'one', etag: r.etag }) as Meta
-}
-
 /**
  * A kept answer, in one object: the answer as REST gets it (its records as a view into the segment, `release()`
- * unpinning it) and the cache's bookkeeping. One object of fixed shape per answer, with `data` a getter of the class:
- * as three objects (the lent answer, a literal with its own accessor, its fields and the index entry) an answer's
- * index took about 1.3 KB of V8's heap, which its bound counted at 0.5 (docs/decisions.md "Memory").
+ * unpinning it) and the cache's bookkeeping (docs/decisions.md "Memory": as three objects and a closure an answer's
+ * index took about 1.3 KB of V8's heap).
  */
-class Entry {
-  readonly kind: ReadResult['kind']
-  readonly count: number | undefined
-  readonly hasMore: boolean | undefined
-  readonly plan: Extract<ReadResult, { kind: 'list' }>['plan'] | undefined
-  readonly unpaged: boolean | undefined
-  readonly etag: string | undefined
-  readonly dataBytes: Buffer
+class Entry extends Answer {
   /** The segment's use the bytes belong to (a reused segment has a new `seq`). */
   private readonly seq: number
-  /** Unpins the segment: detachable (REST hands it to the response's end). */
-  readonly release: () => void
 
-  constructor(meta: Meta, readonly seg: Segment, off: number, len: number, readonly cost: number) {
-    const m = meta as Partial<Extract<ReadResult, { kind: 'list' }>> & { kind: ReadResult['kind']; etag?: string }
-    this.kind = m.kind
-    this.count = m.count
-    this.hasMore = m.hasMore
-    this.plan = m.plan
-    this.unpaged = m.unpaged
-    this.etag = m.etag
-    this.dataBytes = seg.buf.subarray(off, off + len)
+  constructor(fields: AnswerFields, readonly seg: Segment, off: number, len: number, readonly cost: number) {
+    super(fields.kind, seg.buf.subarray(off, off + len), fields)
     this.seq = seg.seq
+    // Detachable: REST hands it to the response's end.
     this.release = () => {
       seg.pins--
     }
   }
 
   /** The text, for a surface that asks for it while the answer is lent (the bytes are then still the entry's). */
-  get data(): string {
+  override get data(): string {
     if (this.seg.seq !== this.seq) throw new Error('a cached answer was read after its segment was reused (released too early)')
     return this.dataBytes.toString('utf8')
-  }
-
-  /** The answer's fields without its records, as a ReadResult has them. */
-  meta(): Meta {
-    return metaOf(this as unknown as ReadResult)
-  }
-
-  /** As the caller takes it. */
-  get answer(): ReadResult & Lent {
-    return this as unknown as ReadResult & Lent
   }
 }
 
@@ -173,12 +138,12 @@ export class ResponseCache {
       // Pinned while copied, so the segment read from is not the one reused for the copy.
       const from = e
       from.seg.pins++
-      e = this.place(key, from.meta(), from.dataBytes) ?? from
+      e = this.place(key, from, from.dataBytes) ?? from
       from.seg.pins--
     }
-    if (!lend) return { ...e.meta(), data: e.dataBytes.toString('utf8') } as ReadResult
+    if (!lend) return { ...answerFields(e), data: e.dataBytes.toString('utf8') } as ReadResult
     e.seg.pins++
-    return e.answer
+    return e.result as ReadResult & Lent
   }
 
   /**
@@ -187,14 +152,14 @@ export class ResponseCache {
    */
   set(key: string, result: ReadResult, lend: boolean): Lent | undefined {
     // The records as bytes when the answer has them (read from the database), else its text.
-    const e = this.place(key, metaOf(result), result.dataBytes ?? result.data)
+    const e = this.place(key, result, result.dataBytes ?? result.data)
     if (!e || !lend) return undefined
     e.seg.pins++
-    return e.answer
+    return e.result as ReadResult & Lent
   }
 
   /** Writes an answer's records into the newest segment (starting a segment when it is full) and indexes it. */
-  private place(key: string, meta: Meta, data: string | Buffer): Entry | undefined {
+  private place(key: string, fields: AnswerFields, data: string | Buffer): Entry | undefined {
     const len = typeof data === 'string' ? Buffer.byteLength(data, 'utf8') : data.length
     const cost = len + 2 * key.length + ENTRY_OVERHEAD
     if (cost > this.segmentSize) return undefined
@@ -210,7 +175,7 @@ export class ResponseCache {
     seg.keys.push(key)
     const old = this.entries.get(key)
     if (old) this.bytes -= old.cost
-    const e = new Entry(meta, seg, off, len, cost)
+    const e = new Entry(fields, seg, off, len, cost)
     this.entries.set(key, e)
     this.bytes += cost
     return e

@@ -37,10 +37,6 @@ class ChargeWindow implements QuotaChargeWindow {
   }
 }
 
-function chargeWindow(w: WindowView, retryAfter?: number): QuotaChargeWindow {
-  return new ChargeWindow(w, retryAfter)
-}
-
 function windowState(w: WindowView): QuotaWindowState {
   return { limit: w.limit, remaining: w.remaining, resetAt: isoSeconds(w.reset) }
 }
@@ -53,7 +49,7 @@ export function allowedAnswer(s: Snap, now: number, refund: () => void): QuotaCh
   return {
     allowed: true,
     headers: quotaHeaders(day, month, now),
-    window: chargeWindow(headerWindow(day, month, false)),
+    window: new ChargeWindow(headerWindow(day, month, false)),
     refund: () => {
       if (refunded) return
       refunded = true
@@ -67,14 +63,14 @@ export function rejectedAnswer(s: Snap, now: number): QuotaCharge {
   const day = windowView(s, 'day')
   const month = windowView(s, 'month')
   const secs = retryAfterSeconds(day, month, now)
-  return { allowed: false, headers: quotaHeaders(day, month, now, true), error: rateLimitedError(secs), window: chargeWindow(headerWindow(day, month, true), secs) }
+  return { allowed: false, headers: quotaHeaders(day, month, now, true), error: rateLimitedError(secs), window: new ChargeWindow(headerWindow(day, month, true), secs) }
 }
 
 /** An exempt request: admitted, nothing counted, the headers still describe the account. */
 export function exemptAnswer(s: Snap, now: number): QuotaCharge {
   const day = windowView(s, 'day')
   const month = windowView(s, 'month')
-  return { allowed: true, headers: quotaHeaders(day, month, now), window: chargeWindow(headerWindow(day, month, false)) }
+  return { allowed: true, headers: quotaHeaders(day, month, now), window: new ChargeWindow(headerWindow(day, month, false)) }
 }
 
 /** Both windows for the quota endpoints. */
