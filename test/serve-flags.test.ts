@@ -21,7 +21,7 @@ t.test('npm start and the command’s shebang pass the same Node flags and envir
   t.equal(start[0], 'node')
   t.same(start.slice(-2), ['bin/orgscan.js', 'serve'], 'npm start serves')
   const flags = start.slice(1, -2)
-  t.ok(flags.includes('--max-semi-space-size=4'), 'a young generation of at most 4 MB')
+  t.ok(flags.includes('--max-semi-space-size=2'), 'a young generation of at most 2 MB')
   t.ok(flags.includes('--heap-growing-percent=30'), 'an old generation that grows by 30 % between full collections')
   const shebang = readFileSync(new URL('../bin/orgscan.js', import.meta.url), 'utf8').split('\n')[0]
   t.equal(shebang, `#!/usr/bin/env -S GLIBC_TUNABLES=${TUNABLES} node ${flags.join(' ')}`, 'the shebang passes the same')
