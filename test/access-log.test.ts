@@ -4,7 +4,7 @@
  * string (filter values), a secret or a token; `orgscan serve` writes it as JSON lines on stderr (pino).
  */
 import t from 'tap'
-import { startTestService, basic } from './helpers/service.ts'
+import { startTestService, basic, type GetInit } from './helpers/service.ts'
 import { spawnServer } from './helpers/server-process.ts'
 import { createTestDatabase } from './helpers/test-db.ts'
 import { mcpClient } from './helpers/mcp.ts'
@@ -24,7 +24,7 @@ t.test('one line per request, with the route template and the caller, nothing se
   const key = await createKey(ts.svc.db.sql, ts.svc.pepper, org.accountId)
   const auth = basic(key.keyId, key.secret)
   const secretFilter = 'eq(apiName,Very_Private_Value__c)'
-  const lastFor = async (path: string, a: string | null, init?: RequestInit) => {
+  const lastFor = async (path: string, a: string | null, init?: GetInit) => {
     const r = await ts.get(path, a, init)
     await new Promise((res) => setImmediate(res)) // the line is written when the answer closes
     return { r, line: lines.at(-1)! }

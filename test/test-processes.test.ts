@@ -80,6 +80,16 @@ t.test('tap-quiet starts a bundle in place of its test file as Node starts an en
     exits: "console.log('before'); process.exit(0); console.log('after')",
     throws: "throw new Error('thrown at the top')",
     hangs: "console.log('waiting'); await new Promise(() => {})",
+    'throws-later': [
+      "import t from 'tap'",
+      "import { createHook } from 'node:async_hooks'",
+      'let inits = 0',
+      'createHook({ init() { inits++ }, destroy() {} }).enable()',
+      'await Promise.resolve()',
+      "console.log('refused', globalThis[Symbol.for('orgscan.tap-quiet.refusedDomainHooks')], 'another hook works', inits > 0)",
+      "t.test('passes', async (t) => t.pass('fine'))",
+      "t.test('throws in a timer', async () => { setTimeout(() => { throw new Error('thrown in a timer') }, 1); await new Promise((r) => setTimeout(r, 200)) })",
+    ].join('\n'),
   }
   for (const [name, code] of Object.entries(bundles)) writeFileSync(dir + bundleName(`test/probe-${name}.test.ts`), code)
   writeFileSync(dir + MANIFEST, JSON.stringify(Object.keys(bundles).map((n) => bundleName(`test/probe-${n}.test.ts`))))
@@ -96,6 +106,16 @@ t.test('tap-quiet starts a bundle in place of its test file as Node starts an en
   const hangs = start('hangs')
   t.equal(hangs.status, 13, 'a top-level await that never settles: 13, as Node gives')
   t.match(hangs.stderr, /test\/probe-hangs\.test\.ts: its top-level await never settled/)
+  // tap's async-hook-domain hook is refused (tap-quiet.cjs): a throw outside a test's promise fails the file instead
+  const later = start('throws-later')
+  t.match(later.stdout, /^refused 1 another hook works true$/m, 'the domain hook refused, a hook of anyone else made')
+  t.match(later.stdout, /^ {4}ok 1 - fine$/m, 'a passing test still passes')
+  t.not(later.status, 0, 'a throw in a timer ends the file with a failure')
+  t.match(later.stderr, /Error: thrown in a timer/, 'with the error')
+})
+
+t.test('this process runs without the async hook of tap’s domains', { skip: runId() ? false : 'outside tap: tap-quiet is not loaded' }, async (t) => {
+  t.equal((globalThis as Record<symbol, unknown>)[Symbol.for('orgscan.tap-quiet.refusedDomainHooks')], 1, 'tap asked for it once and was refused')
 })
 
 t.test('outside a bundle, TypeScript is compiled, and a source edited is compiled again in place of its older compile', async (t) => {

@@ -54,3 +54,26 @@ Module.runMain = function (main = process.argv[1], ...rest) {
     }
   })
 }
+
+/*
+ * tap gives every test an `async-hook-domain`, so that a throw in a callback a test scheduled fails that test rather
+ * than the file. The domains need an async hook with `init` and `destroy`, and a hook with `destroy` makes Node track
+ * the end of every promise of the process: of the service under test as much as of the test. It cost 10–25 % of the
+ * CPU of the test files that send many requests (docs/decisions.md "The test suite"). The hook is not enabled here:
+ * a stray throw or rejection then ends the file's process, which tap reports as the file failing, with the error.
+ * Only the hook async-hook-domain asks for (recognised by the caller in its stack) is refused; any other is made as
+ * Node makes it. The number refused is kept on a global for test/test-processes.test.ts.
+ */
+const asyncHooks = require('node:async_hooks')
+const createHook = asyncHooks.createHook
+const refused = Symbol.for('orgscan.tap-quiet.refusedDomainHooks')
+globalThis[refused] = 0
+asyncHooks.createHook = function (callbacks) {
+  if (/[\\/]node_modules[\\/]async-hook-domain[\\/]/.test(new Error().stack ?? '')) {
+    globalThis[refused]++
+    return { enable() { return this }, disable() { return this } }
+  }
+  return createHook.call(this, callbacks)
+}
+// ES modules importing `createHook` (async-hook-domain does) see the replacement too.
+Module.syncBuiltinESMExports()
