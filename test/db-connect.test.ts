@@ -8,6 +8,8 @@ import fs from 'node:fs'
 import postgres from 'postgres'
 import { openDatabase, describeDatabaseUrl } from '../runtime/db/connect.ts'
 import { createTestDatabase, createFreshPostgresDatabase, withDatabase } from './helpers/test-db.ts'
+import { dropOrphanTestDatabases } from './helpers/template-databases.ts'
+import { randomBytes } from 'node:crypto'
 
 const DEFAULT_SERVER = 'postgres://postgres@127.0.0.1:5432/test'
 const FAKE_PASSWORD = 'Not-A-Real-Secret-4711'
@@ -196,5 +198,20 @@ t.test('PostgreSQL server', { skip }, async (t) => {
       Array.from({ length: 6 }, () => db.sql<{ pid: number }[]>`SELECT pg_backend_pid() AS pid, pg_sleep(0.1)`.then((r) => r[0]!.pid)),
     )
     t.equal(new Set(pids).size, 2)
+  })
+
+  await t.test('the before script drops the databases of test processes that are gone, and no other', async (t) => {
+    const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined })
+    t.teardown(() => admin.end({ timeout: 1 }))
+    const gone = `orgscan_t_999999999_${randomBytes(4).toString('hex')}`
+    const mine = `orgscan_t_${process.pid}_${randomBytes(4).toString('hex')}`
+    for (const d of [gone, mine]) await admin.unsafe(`CREATE DATABASE "${d}"`)
+    t.teardown(() => admin.unsafe(`DROP DATABASE IF EXISTS "${mine}" WITH (FORCE)`))
+    // Only the made-up pid is gone: other test processes may be using their databases on this server right now.
+    const dropped = await dropOrphanTestDatabases(adminUrl, (pid) => pid !== 999_999_999)
+    t.ok(dropped.includes(gone), 'the database of a process that is gone is dropped')
+    t.notOk(dropped.includes(mine), 'a live process keeps its database')
+    const left = (await admin<{ datname: string }[]>`SELECT datname FROM pg_database WHERE datname IN (${gone}, ${mine})`).map((r) => r.datname)
+    t.same(left, [mine])
   })
 })

@@ -12,7 +12,7 @@ import { openDatabase } from '../../runtime/db/connect.ts'
 import { migrate } from '../../runtime/db/migrate.ts'
 import { withDatabase } from './test-db.ts'
 import { alive, removeTemplateFiles, runId, SEED_SCALE, templateNames, templateRuns } from './templates.ts'
-import { dropRunDatabases } from './template-databases.ts'
+import { dropOrphanTestDatabases, dropRunDatabases } from './template-databases.ts'
 import { buildTestBundles, removeTestBundles } from './test-bundles.mjs'
 
 const run = runId()
@@ -29,7 +29,10 @@ const bundling = buildTestBundles(run).then(
   (e: Error) => `no test bundles (${e.message.split('\n')[0]}): test files run from their sources`,
 )
 // Only runs whose runner is gone: another test run may be using the same PostgreSQL server right now.
-if (pg) await dropRunDatabases(pg, (r) => r !== run && !alive(Number(r)))
+if (pg) {
+  await dropRunDatabases(pg, (r) => r !== run && !alive(Number(r)))
+  await dropOrphanTestDatabases(pg, alive)
+}
 
 const bare = templateNames(run, 'bare')
 const empty = templateNames(run, 'empty')

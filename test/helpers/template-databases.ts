@@ -1,4 +1,7 @@
-/** The PostgreSQL side of the test templates (templates.ts): dropping the template databases of runs. */
+/**
+ * The PostgreSQL side of the test templates (templates.ts): dropping the template databases of runs, and the databases
+ * of test processes that are gone.
+ */
 import postgres from 'postgres'
 
 /** Drops the template databases `orgscan_tpl_<run>_*` of the runs `which` selects. */
@@ -13,4 +16,26 @@ export async function dropRunDatabases(adminUrl: string, which: (run: string) =>
   } finally {
     await admin.end()
   }
+}
+
+/**
+ * Drops the databases `orgscan_t_<pid>_*` (test-db.ts) whose test process `alive` says is gone: a test file killed by
+ * tap's timeout never runs its teardown, and its database would otherwise stay on the server for good.
+ */
+export async function dropOrphanTestDatabases(adminUrl: string, alive: (pid: number) => boolean): Promise<string[]> {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined })
+  const dropped: string[] = []
+  try {
+    const rows = await admin<{ datname: string }[]>`SELECT datname FROM pg_database WHERE datname LIKE 'orgscan\\_t\\_%'`
+    for (const { datname } of rows) {
+      const pid = /^orgscan_t_(\d+)_[0-9a-f]+$/.exec(datname)?.[1]
+      if (pid && !alive(Number(pid))) {
+        await admin.unsafe(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`)
+        dropped.push(datname)
+      }
+    }
+  } finally {
+    await admin.end()
+  }
+  return dropped
 }
