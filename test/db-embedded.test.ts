@@ -320,6 +320,68 @@ t.test('an unexpected worker death rejects pending and later work with a clear e
   t.notOk(fs.existsSync(path.join(dir, LOCK_FILE_NAME)), 'lock released')
 })
 
+t.test('a database closed cleanly leaves its thread to the next open in the process', async (t) => {
+  const a = freshDir({ initialized: true })
+  const b = freshDir({ initialized: true })
+  const dbA = await openDatabase({ dataDir: a })
+  const thread = embeddedHostOf(dbA)!.worker.threadId
+  await dbA.sql`CREATE TABLE only_in_a (v int)`
+  await dbA.sql`INSERT INTO only_in_a VALUES (1)`
+  await dbA.close()
+  t.notOk(fs.existsSync(path.join(a, LOCK_FILE_NAME)), 'the folder is released at close')
+
+  const dbB = await openDatabase({ dataDir: b })
+  t.equal(embeddedHostOf(dbB)!.worker.threadId, thread, 'the next open runs on the same thread')
+  t.equal(readLockPid(b), process.pid, 'with its own folder lock')
+  t.same(await dbB.sql`SELECT to_regclass('only_in_a') IS NULL AS absent`, [{ absent: true }], 'and its own data only')
+  t.same(await dbB.sql`SHOW TimeZone`, [{ TimeZone: 'UTC' }], 'and the session settings')
+  await dbB.close()
+
+  const again = await openDatabase({ dataDir: a })
+  t.equal(embeddedHostOf(again)!.worker.threadId, thread)
+  t.same(await again.sql`SELECT v FROM only_in_a`, [{ v: 1 }], 'the first folder reopens with what was written to it')
+  await again.close()
+
+  // Three open at once, then closed: two threads are kept, the third is terminated.
+  const dirs = [1, 2, 3].map(() => freshDir({ initialized: true }))
+  const three = await Promise.all(dirs.map((dataDir) => openDatabase({ dataDir })))
+  const threads = three.map((d) => embeddedHostOf(d)!.worker)
+  for (const d of three) await d.close()
+  const exited = threads.filter((w) => w.threadId === -1)
+  t.equal(exited.length, 1, 'one of three threads terminated (a thread that has exited has no id)')
+  const next = await Promise.all(dirs.map((dataDir) => openDatabase({ dataDir })))
+  const reused = next.filter((d) => threads.some((w) => w.threadId !== -1 && w.threadId === embeddedHostOf(d)!.worker.threadId))
+  t.equal(reused.length, 2, 'the next three opens: two on kept threads, one on a new thread')
+  for (const d of next) await d.close()
+})
+
+t.test('a thread whose worker died is never given another database', async (t) => {
+  const dbA = await openDatabase({ dataDir: freshDir({ initialized: true }) })
+  const dead = embeddedHostOf(dbA)!.worker
+  await dead.terminate()
+  await dbA.close()
+  const dbB = await openDatabase({ dataDir: freshDir({ initialized: true }) })
+  t.not(embeddedHostOf(dbB)!.worker, dead, 'a new thread')
+  t.same(await dbB.sql`SELECT 1 AS one`, [{ one: 1 }])
+  await dbB.close()
+})
+
+t.test('a kept thread does not keep the process alive', async (t) => {
+  const cp = child(`
+    const db = await connect.openDatabase({ dataDir: ${JSON.stringify(freshDir({ initialized: true }))} })
+    await db.sql\`SELECT 1\`
+    await db.close()
+    console.log('closed')`)
+  const io = collect(cp)
+  const t0 = performance.now()
+  const killer = setTimeout(() => cp.kill(), 25_000)
+  const code = await io.exit
+  clearTimeout(killer)
+  t.equal(code, 0, io.err())
+  t.equal(io.out(), 'closed\n')
+  t.ok(performance.now() - t0 < 20_000, 'the process ends once its work is done (its close timer of 30 s does not hold it)')
+})
+
 t.test('open fails cleanly when PGlite cannot start, and releases the lock', async (t) => {
   const dir = freshDir()
   fs.writeFileSync(path.join(dir, 'PG_VERSION'), '7\n') // not a data folder PGlite can open

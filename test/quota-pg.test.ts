@@ -7,7 +7,7 @@
  * A fresh database per file on TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); when
  * TEST_DATABASE_URL is unset and that server is not reachable, the file is skipped.
  */
-import t from 'tap'
+import { endFile, t } from './helpers/file-test.ts'
 import net from 'node:net'
 import { randomBytes, randomUUID } from 'node:crypto'
 import postgres from 'postgres'
@@ -53,7 +53,7 @@ async function freshDatabase(): Promise<string | undefined> {
 const url = await freshDatabase()
 if (!url) {
   t.plan(0, `PostgreSQL not reachable at ${ADMIN_URL} (set TEST_DATABASE_URL to require it)`)
-  process.exit(0)
+  endFile()
 }
 const sql = pool(url)
 await migrate(sql)

@@ -118,6 +118,54 @@ t.test('this process runs without the async hook of tap’s domains', { skip: ru
   t.equal((globalThis as Record<symbol, unknown>)[Symbol.for('orgscan.tap-quiet.refusedDomainHooks')], 1, 'tap asked for it once and was refused')
 })
 
+t.test('a group runs the files of its folder in one process: each a subtest of its own, in name order, torn down before the next', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'orgscan-group-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  mkdirSync(join(dir, 'g'))
+  const helper = JSON.stringify(new URL('./helpers/file-test.ts', import.meta.url).pathname)
+  const files: Record<string, string> = {
+    'a.test.ts': `import { t } from ${helper}\nt.teardown(() => console.log('# a torn down'))\nt.test('a1', async (t) => t.pass('a passes'))\n`,
+    'b.test.ts': `import { t, endFile } from ${helper}\nt.plan(0, 'not on this run')\nendFile()\nconsole.log('# b went on after endFile')\n`,
+    'c.test.ts': `import { t } from ${helper}\nt.test('c1', async (t) => t.fail('c fails'))\n`,
+    'd.test.ts': `import { t } from ${helper}\nconsole.log('# d starts')\nt.test('d1', async (t) => t.pass('d passes'))\n`,
+    'e.test.ts': `throw new Error('thrown at the top of e')\n`,
+    'f.test.ts': `import { t } from ${helper}\nt.test('f1', async (t) => t.pass('f passes'))\n`,
+    'notes.ts': `throw new Error('not a test file: never loaded')\n`,
+  }
+  for (const [name, code] of Object.entries(files)) writeFileSync(join(dir, 'g', name), code)
+  writeFileSync(join(dir, 'g.test.ts'), `import { runGroup } from ${helper}\nawait runGroup(new URL('./g/', import.meta.url), (name) => import(\`./g/\${name}.test.ts\`))\n`)
+  const r = spawnSync(process.execPath, ['--import=./test/helpers/ts-loader.mjs', join(dir, 'g.test.ts')], { cwd: root, encoding: 'utf8', env: { ...process.env, TAP_BEFORE: '' } })
+  const results = [...r.stdout.matchAll(/^(ok|not ok) (\d+) - \S*\/g\/(\w+)\.test\.ts( # SKIP .*)?/gm)].map((m) => `${m[1]} ${m[2]} ${m[3]}${m[4] ?? ''}`)
+  t.same(results, ['ok 1 a', 'ok 2 b # SKIP not on this run', 'not ok 3 c', 'ok 4 d', 'not ok 5 e', 'ok 6 f'], 'every file, in name order, with its own result; the group goes on after a failure')
+  t.notMatch(r.stdout, /b went on after endFile/, 'endFile ends the file there')
+  t.match(r.stdout, /thrown at the top of e/, 'a throw at the top of a file fails that file, with the error')
+  t.ok(r.stdout.indexOf('# a torn down') >= 0 && r.stdout.indexOf('# a torn down') < r.stdout.indexOf('# d starts'), 'a file is torn down before the next one starts')
+  t.equal(r.status, 1, 'a failed file fails the group')
+
+  writeFileSync(join(dir, 'alone.test.ts'), `import { t, endFile } from ${helper}\nt.plan(0, 'not on this run')\nendFile()\nconsole.log('went on')\n`)
+  const alone = spawnSync(process.execPath, ['--import=./test/helpers/ts-loader.mjs', join(dir, 'alone.test.ts')], { cwd: root, encoding: 'utf8', env: { ...process.env, TAP_BEFORE: '' } })
+  t.same([alone.status, /^1\.\.0 # not on this run$/m.test(alone.stdout), alone.stdout.includes('went on')], [0, true, false], 'a file run as its own process: endFile exits with 0 after its plan')
+})
+
+t.test('tap starts the files directly under test/; each folder of test files is a group that one of them runs', async (t) => {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+  t.same(pkg.tap.include, ['test/*.test.ts'], 'tap starts only the files directly under test/')
+  const folders = readdirSync(new URL('./', import.meta.url), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name)
+  const groups = folders.filter((f) => readdirSync(new URL(`./${f}/`, import.meta.url), { recursive: true }).some((n) => String(n).endsWith('.test.ts')))
+  t.ok(groups.length >= 5, `the groups: ${groups.join(', ')}`)
+  for (const g of groups) {
+    const nested = readdirSync(new URL(`./${g}/`, import.meta.url), { recursive: true }).map(String).filter((n) => n.endsWith('.test.ts') && n.includes('/'))
+    t.same(nested, [], `test/${g}/: no test file in a folder of its own (a group runs its folder's files only)`)
+    let runner = ''
+    try {
+      runner = readFileSync(new URL(`./${g}.test.ts`, import.meta.url), 'utf8')
+    } catch {
+      // no runner: fails below
+    }
+    t.match(runner, `await runGroup(new URL('./${g}/', import.meta.url), (name) => import(\`./${g}/\${name}.test.ts\`))`, `test/${g}.test.ts runs test/${g}/`)
+  }
+})
+
 t.test('outside a bundle, TypeScript is compiled, and a source edited is compiled again in place of its older compile', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'orgscan-ts-loader-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))

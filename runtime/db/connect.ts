@@ -161,7 +161,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
       try {
         await host.stop()
       } finally {
-        lock?.release() // only after the worker is gone: nobody holds PGlite any more
+        lock?.release() // only after PGlite is closed (or its worker gone): nobody holds the folder any more
       }
     }
   })

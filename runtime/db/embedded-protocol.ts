@@ -4,7 +4,9 @@
  *   worker → main  { type: 'ready', endpoint, openMs }   listening; PGlite is open
  *                  { type: 'fatal', message, stack }     startup failed / crashed (the worker then exits)
  *                  { type: 'closed', error? }            after a 'close' request: server stopped, PGlite closed
+ *                                                        (the thread stays, for an 'open' or to be terminated)
  *   main → worker  { type: 'close' }
+ *                  { type: 'open', input }               after 'closed': open the next database, then 'ready'
  */
 export type EmbeddedEndpoint = { path: string } | { host: string; port: number }
 
@@ -20,4 +22,4 @@ export type WorkerMessage =
   | { type: 'fatal'; message: string; stack?: string }
   | { type: 'closed'; error?: string }
 
-export type MainMessage = { type: 'close' }
+export type MainMessage = { type: 'close' } | { type: 'open'; input: WorkerInput }

@@ -23,7 +23,10 @@ const input = workerData.input
 let db
 /** @type {WireServer | undefined} */
 let server
+/** From a 'close' request until the next 'open': PGlite is being closed, or is closed. */
 let closing = false
+/** The open in progress or done (a 'close' waits for it). @type {Promise<void>} */
+let opened
 
 /** @param {import('./embedded-protocol.ts').WorkerMessage} msg */
 function post(msg) {
@@ -38,13 +41,14 @@ function fatal(err) {
 }
 
 process.on('unhandledRejection', (err) => {
-  // While closing, a late ROLLBACK of a connection's transaction on a closed PGlite is expected noise.
-  // Anything else is a real crash.
+  // While closing (and until the thread is given its next database), a late ROLLBACK of a connection's transaction on
+  // a closed PGlite is expected noise. Anything else is a real crash.
   if (closing) return
   fatal(err)
 })
 
-async function start() {
+/** Opens PGlite for `input` and serves it; posts 'ready'. @param {import('./embedded-protocol.ts').WorkerInput} input */
+async function open(input) {
   const t0 = performance.now()
   // shared_buffers 16 MB instead of PostgreSQL's 128 MB: the buffers live in this process's WASM memory, which
   // never shrinks, while NODEFS reads are served from the OS page cache anyway. Measured on the large demo org:
@@ -69,24 +73,34 @@ async function start() {
   post({ type: 'ready', endpoint, openMs })
 }
 
-const started = start()
-started.catch(fatal)
+opened = open(input)
+opened.catch(fatal)
 
 port.on('message', (/** @type {import('./embedded-protocol.ts').MainMessage} */ msg) => {
+  if (msg.type === 'open') {
+    // A thread kept by embedded.ts after a clean close, given its next database.
+    if (!closing) return fatal(new Error('open requested while a database is open'))
+    closing = false
+    opened = open(msg.input)
+    opened.catch(fatal)
+    return
+  }
   if (msg.type !== 'close' || closing) return
   closing = true
   void (async () => {
     /** @type {string | undefined} */
     let error
     try {
-      await started.catch(() => {})
+      await opened.catch(() => {})
       await server?.stop()
       // Closing PGlite shuts Postgres down cleanly (checkpoint), so the folder reopens without recovery.
       if (db && !db.closed) await db.close()
     } catch (err) {
       error = err instanceof Error ? err.message : String(err)
     }
+    server = undefined
+    db = undefined
+    // The thread stays: embedded.ts either gives it its next database ('open') or terminates it.
     post({ type: 'closed', error })
-    port.close()
   })()
 })

@@ -49,7 +49,10 @@ export interface EmbeddedHost {
    * time of an unexpected worker death fail with that same error: queries reject, never hang.
    */
   connect(): Promise<net.Socket>
-  /** Stops the socket server, closes PGlite (flushes data), terminates the worker. Idempotent. */
+  /**
+   * Stops the socket server and closes PGlite (flushes data); then the worker is terminated, or, after a clean close,
+   * kept for the next open in this process (`keptWorkers`). Idempotent.
+   */
   stop(): Promise<void>
 }
 
@@ -76,12 +79,16 @@ export async function startEmbeddedHost(dataDir: string): Promise<EmbeddedHost> 
   }
 
   const input: WorkerInput = { dataDir, socketPath }
-  const worker = new Worker(new URL('./embedded-worker.mjs', import.meta.url), {
-    workerData: { input },
-    // Nothing inherited from the parent: the worker is plain JavaScript, and copying process.execArgv verbatim
-    // would throw ERR_WORKER_INVALID_EXEC_ARGV for per-process flags such as --max-old-space-size.
-    execArgv: [],
-  })
+  // A thread kept from a database closed cleanly in this process, given this database; else a new one.
+  const kept = keptWorkers.pop()
+  const worker =
+    kept?.take(input) ??
+    new Worker(new URL('./embedded-worker.mjs', import.meta.url), {
+      workerData: { input },
+      // Nothing inherited from the parent: the worker is plain JavaScript, and copying process.execArgv verbatim
+      // would throw ERR_WORKER_INVALID_EXEC_ARGV for per-process flags such as --max-old-space-size.
+      execArgv: [],
+    })
 
   let failure: Error | undefined // set once the worker is gone unexpectedly
   let stopping = false
@@ -94,18 +101,20 @@ export async function startEmbeddedHost(dataDir: string): Promise<EmbeddedHost> 
   /** Why a socket was killed by us; delivered to postgres.js when it closes (see connect()). */
   const socketErrors = new WeakMap<net.Socket, Error>()
 
+  let onMessage: (msg: WorkerMessage) => void = () => {}
+  const onError = (err: Error) => {
+    lastFatal ??= err
+  }
+  let onExit: (code: number) => void = () => {}
   const ready = new Promise<{ endpoint: EmbeddedEndpoint; openMs: number }>((resolve, reject) => {
-    worker.on('message', (msg: WorkerMessage) => {
+    onMessage = (msg) => {
       if (msg.type === 'ready') {
         isReady = true
         resolve(msg)
       } else if (msg.type === 'fatal') lastFatal = msg
       else if (msg.type === 'closed') closedReply?.(msg)
-    })
-    worker.on('error', (err) => {
-      lastFatal ??= err
-    })
-    worker.on('exit', (code) => {
+    }
+    onExit = (code) => {
       exited = true
       for (const w of exitWaiters.splice(0)) w()
       if (stopping) return
@@ -121,8 +130,11 @@ export async function startEmbeddedHost(dataDir: string): Promise<EmbeddedHost> 
       for (const s of sockets) kill(s, failure)
       removeTempDir()
       reject(failure)
-    })
+    }
   })
+  worker.on('message', onMessage)
+  worker.on('error', onError)
+  worker.on('exit', onExit)
 
   let started: { endpoint: EmbeddedEndpoint; openMs: number }
   try {
@@ -223,9 +235,16 @@ export async function startEmbeddedHost(dataDir: string): Promise<EmbeddedHost> 
       stopping = true
       let closeError: string | undefined
       if (!exited) {
+        // The reply, or nothing once the worker exits or the time is up (the timer must not outlive the reply: the
+        // worker no longer exits after a clean close, and a pending timer would hold the process open).
         const reply = new Promise<{ error?: string } | undefined>((resolve) => {
-          closedReply = resolve
-          void waitExit(CLOSE_TIMEOUT_MS).then(() => resolve(undefined))
+          const timer = setTimeout(() => resolve(undefined), CLOSE_TIMEOUT_MS)
+          const settle = (msg: { error?: string } | undefined) => {
+            clearTimeout(timer)
+            resolve(msg)
+          }
+          closedReply = settle
+          exitWaiters.push(() => settle(undefined))
         })
         worker.postMessage({ type: 'close' } satisfies MainMessage)
         const msg = await reply
@@ -235,7 +254,11 @@ export async function startEmbeddedHost(dataDir: string): Promise<EmbeddedHost> 
       }
       for (const s of sockets) s.destroy()
       sockets.clear()
-      await worker.terminate()
+      worker.off('message', onMessage)
+      worker.off('error', onError)
+      worker.off('exit', onExit)
+      // PGlite closed cleanly: the thread is kept for the next open in this process, if there is room.
+      if (closeError || exited || !keep(worker)) await worker.terminate()
       removeTempDir()
       if (closeError) throw new Error(`Closing the embedded database failed: ${closeError}`)
     })()
@@ -252,6 +275,41 @@ export async function startEmbeddedHost(dataDir: string): Promise<EmbeddedHost> 
     connect,
     stop,
   }
+}
+
+/**
+ * Threads of embedded databases closed cleanly, kept for the next open in this process: a kept thread opens the next
+ * database in about half the CPU of a new one (no thread and Node environment to start, PGlite's code loaded and its
+ * WebAssembly compiled already; docs/decisions.md "The test suite"). A process opens its database once when serving;
+ * the processes that open many one after the other (the tests, a command reopening its folder) are what this is for.
+ * A kept thread holds no database and no folder, does not keep the process alive (`unref`), and at most
+ * KEPT_WORKERS are kept (the rest are terminated).
+ */
+const KEPT_WORKERS = 2
+const keptWorkers: Array<{ take(input: WorkerInput): Worker }> = []
+
+/** Keeps `worker` (its PGlite closed cleanly) for the next open, if there is room; false when there is not. */
+function keep(worker: Worker): boolean {
+  if (keptWorkers.length >= KEPT_WORKERS) return false
+  // A kept thread that dies (it should not: it runs nothing) leaves the list; 'error' needs a listener, or it throws.
+  const drop = () => {
+    const i = keptWorkers.indexOf(entry)
+    if (i >= 0) keptWorkers.splice(i, 1)
+  }
+  const entry = {
+    take(input: WorkerInput): Worker {
+      worker.off('exit', drop)
+      worker.off('error', drop)
+      worker.ref()
+      worker.postMessage({ type: 'open', input } satisfies MainMessage)
+      return worker
+    },
+  }
+  worker.on('exit', drop)
+  worker.on('error', drop)
+  worker.unref()
+  keptWorkers.push(entry)
+  return true
 }
 
 /** Socket folders of memory:// databases, removed on process exit if close() was never called. */

@@ -99,7 +99,7 @@ const q = (s: string): string => (PLAIN.test(s) ? `"${s}"` : JSON.stringify(s))
  * worker), byte for byte — `level` 30, `time` in epoch milliseconds, the worker's slot, then the line's fields in
  * their order — built directly for the one shape it has. pino cost about 3 µs of CPU per line here against about 1 µs
  * for this, and in the served process about 7 µs more per request than this (docs/decisions.md "Operations");
- * test/access-log.test.ts holds the two equal.
+ * test/ops/access-log.test.ts holds the two equal.
  */
 export function formatAccessLine(l: AccessLine, time: number, worker?: number): string {
   let s = worker === undefined ? `{"level":30,"time":${time},"msg":"request"` : `{"level":30,"time":${time},"worker":${worker},"msg":"request"`

@@ -80,7 +80,7 @@ function plainRequest(body: unknown): PlainRequest | undefined {
  * context and promise hops per request): params of exactly `name`, naming a tool of the catalog, and, if present,
  * `arguments`, a JSON object — what the SDK's request schema accepts. Anything else (an unknown tool, a task,
  * arguments of another type) is the SDK's to answer or refuse. The answer is the one the SDK would give, byte for
- * byte (`callTool` is shared; test/mcp-direct-calls.test.ts compares the two for every tool), except that the SDK
+ * byte (`callTool` is shared; test/mcp/mcp-direct-calls.test.ts compares the two for every tool), except that the SDK
  * would check a result against its schema, which the catalog's results are built to pass.
  */
 export function directToolCall(m: PlainRequest, tools: ReadonlyMap<string, McpTool>): { tool: McpTool; args: Record<string, unknown> | undefined } | undefined {

@@ -1,7 +1,7 @@
 /**
  * OAuth helpers for tests: a minimal browser (one cookie jar, manual redirects, forms read from the served HTML)
  * that walks the sign-in and consent pages as a user would, and PKCE values. The pages themselves are also driven
- * in a real browser by test/oauth-pages.test.ts.
+ * in a real browser by test/oauth/oauth-pages.test.ts.
  */
 import { createHash, randomBytes } from 'node:crypto'
 

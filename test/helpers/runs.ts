@@ -7,9 +7,10 @@
  * quota, sessions, caches, imports) run on both.
  */
 import type { Test } from 'tap'
+import { endFile } from './file-test.ts'
 
 export function embeddedRunOnly(t: Test, subject: string): void {
   if (process.env.TEST_DATABASE_URL === undefined) return
   t.plan(0, `${subject}: checked by the run on the embedded database (npm test without TEST_DATABASE_URL); PostgreSQL would not change what it checks`)
-  process.exit(0)
+  endFile()
 }

@@ -70,7 +70,7 @@ export async function startTestService(
     // state is read every time unless a test asks for the production bound. The response cache is on (it is keyed
     // by the scan read, so such changes cannot make it serve a stale answer).
     cache: { maxBytes: 64 * 1024 * 1024, orgStateMs: 0 },
-    // No background pruning unless a test asks for it (test/retention.test.ts).
+    // No background pruning unless a test asks for it (test/ops/retention.test.ts).
     retention: { keepScans: 0, everyMs: 600_000 },
     seedDemo: false,
     ...opts.config,

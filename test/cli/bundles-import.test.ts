@@ -1,0 +1,296 @@
+/**
+ * Importing bundles (docs/import.md): hostile values of every field kind round-trip through import → API and
+ * import → export (on PostgreSQL one run writes every table with COPY, so its text-format escaping is tested, and one
+ * with INSERTs); what cannot be stored, broken NDJSON files and records the database refuses are listed and nothing is
+ * written; progress is a bar on a terminal and lines otherwise; export's errors and its standard output.
+ */
+import { t } from '../helpers/file-test.ts'
+import fc from 'fast-check'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PassThrough, Writable } from 'node:stream'
+import { registry } from '../../resources/index.ts'
+import { compileRegistry, type CompiledResource } from '../../runtime/registry.ts'
+import { createAccount } from '../../runtime/admin.ts'
+import { fieldSchema, type FieldSpec } from '../../runtime/fields.ts'
+import { importFile, importTargets, type ScanBundle } from '../../runtime/import.ts'
+import { exportScan } from '../../runtime/bundle/export-scan.ts'
+import { ndjsonLines, storedFields } from '../../runtime/bundle/wire.ts'
+import * as v from 'valibot'
+import { startTestService, TEST_PEPPER } from '../helpers/service.ts'
+import { runCli } from '../helpers/cli.ts'
+
+const resources = compileRegistry(registry)
+const targets = importTargets(resources)
+const ts = await startTestService(t, { seed: false })
+const sql = ts.svc.db.sql
+const account = await createAccount(sql, { name: 'Importer', dailyLimit: 1e9, monthlyLimit: 1e9 })
+const auth = await ts.keyHeader(account.id)
+const env = { ...process.env, DATABASE_URL: ts.location.databaseUrl, ORGSCAN_DATA_DIR: ts.location.dataDir, ORGSCAN_PEPPER: TEST_PEPPER }
+const copy = ts.svc.db.kind === 'postgres'
+const dir = mkdtempSync(join(tmpdir(), 'orgscan-bundles-'))
+t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+const example = JSON.parse(readFileSync(new URL('../../examples/scan-bundle.json', import.meta.url), 'utf8')) as ScanBundle
+const orgId = example.org.salesforceId
+
+/** An NDJSON bundle file of a bundle object; without its end line, or with other counts in it. */
+function writeNdjson(file: string, b: ScanBundle, opts: { end?: boolean; counts?: Record<string, number> } = {}): void {
+  const lines = [...ndjsonLines(b)]
+  if (opts.end === false) lines.pop()
+  else if (opts.counts) lines[lines.length - 1] = JSON.stringify({ end: true, counts: opts.counts })
+  writeFileSync(file, lines.join('\n') + '\n')
+}
+
+const scanCount = async () => (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM scans`)[0].n
+
+// ---- hostile values -------------------------------------------------------------------------------------------
+
+/** Text that COPY's text format, array literals and JSON must escape, and Unicode beyond the BMP. */
+const hostileText = fc.oneof(
+  fc.constantFrom('', ' ', 'NULL', '\\N', '\\.', '\\', '"', "'", '{}', '{"a","b"}', 'a,b', '\t', '\n', '\r\n', '\u2028', '😀', 'é\u0301'),
+  fc
+    .array(fc.oneof(fc.constantFrom('\\', '\t', '\n', '\r', '"', ',', '{', '}', '\\N', '\\t', ' ', '\u0001', '\u007f', '😀'), fc.string({ unit: 'grapheme', maxLength: 3 })), { maxLength: 8 })
+    .map((parts) => parts.join('')),
+)
+const instant = fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true })
+
+function arbitraryOf(spec: FieldSpec): fc.Arbitrary<unknown> {
+  let base: fc.Arbitrary<unknown>
+  switch (spec.kind) {
+    case 'int': base = fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.constantFrom(Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 0)); break
+    case 'num': base = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(0.1, 1e21, 1e-7, 5e-324, -0, 123456789.125)); break
+    case 'bool': base = fc.boolean(); break
+    case 'text': base = hostileText; break
+    case 'enum': base = fc.constantFrom(...spec.values!); break
+    // Fractions of a second and offsets other than Z: the API serves seconds in UTC, an export the exact instant.
+    case 'ts': base = fc.tuple(instant, fc.boolean()).map(([d, z]) => (z ? d.toISOString() : d.toISOString().replace('Z', '+00:00'))); break
+    case 'date': base = instant.map((d) => d.toISOString().slice(0, 10)); break
+    case 'textArray': base = fc.array(hostileText, { maxLength: 4 }); break
+    case 'json': base = fc.constant(undefined); break // the example's value with hostile text in it (below)
+  }
+  return spec.nullable ? fc.option(base, { nil: null, freq: 5 }) : base
+}
+
+/** A JSON value with its text leaves replaced by hostile text, kept only where the field's schema still accepts it. */
+function hostileJson(g: fc.GeneratorValue, spec: FieldSpec, value: unknown): unknown {
+  const swap = (x: unknown): unknown =>
+    typeof x === 'string' ? g(() => hostileText) : Array.isArray(x) ? x.map(swap) : x && typeof x === 'object' ? Object.fromEntries(Object.entries(x).map(([k, y]) => [k, swap(y)])) : x
+  const candidate = swap(value)
+  return v.safeParse(fieldSchema(spec), candidate).success ? candidate : value
+}
+
+/** `n` records per resource, from the example's, with hostile values and unique keys. */
+function hostileBundle(g: fc.GeneratorValue, n: number): ScanBundle {
+  const data: Record<string, unknown> = {}
+  for (const c of targets) {
+    const base = example.data[c.name]
+    const list = (Array.isArray(base) ? base : [base]) as Array<Record<string, unknown>>
+    const out = []
+    for (let i = 0; i < (c.decl.kind === 'singleton' ? 1 : n); i++) {
+      const rec: Record<string, unknown> = {}
+      for (const f of storedFields(c)) {
+        const spec = c.fields.get(f)!
+        const from = list[i % list.length][f]
+        rec[f] = spec.kind === 'json' ? hostileJson(g, spec, from) : g(() => arbitraryOf(spec))
+      }
+      const key = c.tiebreak
+      if (key) rec[key] = c.fields.get(key)!.kind === 'int' ? i + 1 : `${String(rec[key] ?? '')}#${i}`
+      out.push(rec)
+    }
+    data[c.name] = c.decl.kind === 'singleton' ? out[0] : out
+  }
+  return { org: { ...example.org, name: `${g(() => hostileText)}.` }, scan: example.scan, data }
+}
+
+/** What the API serves of a stored value: timestamps to the second, in UTC. */
+function served(spec: FieldSpec, x: unknown): unknown {
+  if (spec.kind === 'ts' && typeof x === 'string') return new Date(Math.floor(Date.parse(x) / 1000) * 1000).toISOString().replace('.000Z', 'Z')
+  return x
+}
+
+function idPath(c: CompiledResource, rec: Record<string, unknown>): string {
+  const id = String(rec[c.decl.id!.field])
+  return c.decl.id!.encoding === 'base64url' ? Buffer.from(id).toString('base64url') : encodeURIComponent(id)
+}
+
+/** A key in an assertion's name: hostile text would break the TAP stream (a newline, a `#`). */
+const name = (k: string) => JSON.stringify(k).slice(0, 24).replace(/[#\\\u2028\u2029]/g, '_')
+
+function byKey(c: CompiledResource, records: Array<Record<string, unknown>>): Map<string, Record<string, unknown>> {
+  return new Map(records.map((r) => [String(c.tiebreak ? r[c.tiebreak] : ''), r]))
+}
+
+t.test('hostile values of every field kind round-trip: import → API, and import → export', async (t) => {
+  let run = 0
+  await fc.assert(
+    fc.asyncProperty(fc.gen(), async (g) => {
+      const bundle = hostileBundle(g, 12)
+      // Odd runs: NDJSON, every table with COPY on PostgreSQL; even runs: JSON with INSERTs (as the embedded database).
+      const odd = run++ % 2 === 0
+      const file = join(dir, `hostile-${run}.${odd ? 'ndjson' : 'json'}`)
+      if (odd) writeNdjson(file, bundle)
+      else writeFileSync(file, JSON.stringify(bundle))
+      await importFile(sql, resources, account.id, file, { copy: copy && odd, copyFrom: 0 })
+
+      const org = await ts.get(`/v1/orgs/${orgId}`, auth)
+      t.equal(org.body.data.name, bundle.org.name, 'org name')
+      for (const c of targets) {
+        const d = c.decl
+        const input = d.kind === 'singleton' ? [bundle.data[c.name] as Record<string, unknown>] : (bundle.data[c.name] as Array<Record<string, unknown>>)
+        const base = `/v1/orgs/${orgId}/${d.path}`
+        // A list (unfiltered), a singleton, or — a collection without a list — each record by its id.
+        const paths = d.operations.list ? [`${base}${d.unpaged ? '?filter=' : '?limit=200&filter='}`] : d.kind === 'singleton' ? [base] : input.map((rec) => `${base}/${idPath(c, rec)}`)
+        const answers = []
+        for (const path of paths) {
+          const r = await ts.get(path, auth)
+          t.equal(r.status, 200, path)
+          answers.push(...[r.body?.data].flat())
+        }
+        const got = byKey(c, answers)
+        for (const [k, rec] of byKey(c, input)) {
+          const expected = Object.fromEntries(storedFields(c).map((f) => [f, served(c.fields.get(f)!, rec[f])]))
+          const actual = Object.fromEntries(storedFields(c).map((f) => [f, got.get(k)?.[f]]))
+          t.same(actual, expected, `${c.name} ${name(k)}: as imported`)
+        }
+      }
+
+      let text = ''
+      await exportScan(sql, resources, { orgId, format: 'ndjson' }, (chunk) => void (text += chunk))
+      const lines = text.trim().split('\n').map((l) => JSON.parse(l))
+      for (const c of targets) {
+        const input = [bundle.data[c.name]].flat() as Array<Record<string, unknown>>
+        const exported = byKey(c, lines.filter((l) => l.resource === c.name).map((l) => l.record))
+        t.equal(exported.size, input.length, `${c.name}: every record exported`)
+        for (const [k, rec] of byKey(c, input)) {
+          const norm = (r: Record<string, unknown> | undefined) =>
+            Object.fromEntries(storedFields(c).map((f) => [f, c.fields.get(f)!.kind === 'ts' && typeof r?.[f] === 'string' ? Date.parse(r[f] as string) : r?.[f]]))
+          t.same(norm(exported.get(k)), norm(rec), `${c.name} ${name(k)}: exported exactly`)
+        }
+      }
+    }),
+    { numRuns: 2 },
+  )
+})
+
+// ---- refusals -------------------------------------------------------------------------------------------------
+
+t.test('what cannot be stored is listed, and nothing is written', async (t) => {
+  const before = await scanCount()
+  const bad = structuredClone(example) as { data: Record<string, Array<Record<string, unknown>>> }
+  bad.data.fields[0].label = 'nul \u0000 inside'
+  bad.data.connectedApps[1].oauthScopes = ['api', 'lone \ud800 surrogate']
+  bad.data.objects[0].recordCount = 2 ** 60
+  const file = join(dir, 'unstorable.ndjson')
+  writeNdjson(file, bad as unknown as ScanBundle)
+  writeFileSync(file, readFileSync(file, 'utf8').replace('"recordCount":1152921504606846976', '"recordCount":1e999'))
+  const r = await runCli(['import', '--account', account.id, file], env)
+  t.equal(r.code, 1)
+  t.match(r.stderr, /Invalid scan bundle/)
+  t.match(r.stderr, /line \d+ \(fields\): label: text must not contain the NUL character/)
+  t.match(r.stderr, /line \d+ \(connectedApps\): oauthScopes\[1\]: text must be well-formed Unicode/)
+  t.match(r.stderr, /line \d+ \(objects\): recordCount: (number must be finite|integer out of range)/)
+  t.equal(await scanCount(), before, 'no scan was written')
+})
+
+t.test('broken NDJSON files are refused with every problem listed', async (t) => {
+  const before = await scanCount()
+  const cases: Array<[string, (f: string) => void, RegExp[]]> = [
+    ['truncated', (f) => writeNdjson(f, example, { end: false }), [/the end line .* is missing: the file is truncated/]],
+    ['counts differ', (f) => writeNdjson(f, example, { counts: { fields: 3, nothing: 1 } }), [/counts says 3 fields records, the file holds 2/, /counts names an unknown resource "nothing"/, /counts says nothing of connectedApps, the file holds 2 records/]],
+    [
+      'bad lines',
+      (f) => {
+        writeNdjson(f, example)
+        const lines = readFileSync(f, 'utf8').split('\n')
+        lines.splice(2, 0, '{not json', JSON.stringify({ resource: 'noSuchThing', record: {} }), JSON.stringify({ resource: 'cloudUsage', record: example.data.cloudUsage }), JSON.stringify({ what: 1 }))
+        lines.push(JSON.stringify({ resource: 'fields', record: {} }))
+        writeFileSync(f, lines.join('\n'))
+      },
+      [/line 3: not JSON/, /line 4: unknown resource "noSuchThing"/, /line 6: expected \{"resource"/, /cloudUsage is a singleton: one record per bundle/, /nothing may follow the end line/],
+    ],
+    ['another version', (f) => writeFileSync(f, readFileSync(join(dir, 'truncated.ndjson'), 'utf8').replace('"version":1', '"version":2')), [/version 2 is not supported/]],
+  ]
+  for (const [name, make, expected] of cases) {
+    const file = join(dir, `${name.replace(/ /g, '-')}.ndjson`)
+    make(file)
+    const r = await runCli(['import', '--account', account.id, file], env)
+    t.equal(r.code, 1, name)
+    for (const re of expected) t.match(r.stderr, re, `${name}: ${re}`)
+  }
+  t.equal(await scanCount(), before, 'no scan was written')
+})
+
+t.test('a record the database refuses is named, and nothing is written', async (t) => {
+  const before = await scanCount()
+  const dup = structuredClone(example) as { data: Record<string, Array<Record<string, unknown>>> }
+  dup.data.connectedApps[1].id = dup.data.connectedApps[0].id
+  const file = join(dir, 'duplicate.json')
+  writeFileSync(file, JSON.stringify(dup))
+  const err = await importFile(sql, resources, account.id, file, { copy, copyFrom: 0 }).catch((e: Error) => e)
+  t.match(String(err), copy ? /The database refused record 2 of connectedApps: duplicate key/ : /The database refused connectedApps: duplicate key/)
+  t.equal(await scanCount(), before, 'no scan was written')
+})
+
+// ---- progress, export -----------------------------------------------------------------------------------------
+
+t.test('progress: a line per resource, a bar on a terminal, JSON events with --json', async (t) => {
+  const file = join(dir, 'example.json')
+  writeFileSync(file, JSON.stringify(example))
+  const plain = await runCli(['import', '--account', account.id, file], env)
+  t.equal(plain.code, 0, 'exit 0', { stderr: plain.stderr })
+  t.match(plain.stderr, /^importing org 00D8a00000ExAmPEAV \(json, 43 records, [\d.]+ MB\)\n {2}connectedApps: 2 records\n/)
+  t.match(plain.stderr, /\n {2}cloudUsage: 1 record\n[^]*\ndone: 43 records in [\d.]+ s\n$/)
+  let drawn = ''
+  const bar = await runCli(['export', '--org', orgId, '--out', join(dir, 'bar.ndjson')], env, { terminal: { write: (s) => void (drawn += s), columns: 100 } })
+  t.equal(bar.code, 0, 'exit 0', { stderr: bar.stderr })
+  t.match(drawn, /^exporting org 00D8a00000ExAmPEAV scan \d+ \(ndjson, 43 records\)\n/)
+  t.match(drawn, /\r\x1b\[K\[#+-*\] +\d+% +\w+ \d+ +\d+ records/, 'a bar redrawn in place')
+  t.match(drawn, /\r\x1b\[Kdone: 43 records in [\d.]+ s\n$/)
+  const json = await runCli(['import', '--account', account.id, join(dir, 'bar.ndjson'), '--json'], env)
+  t.equal(json.code, 0, 'exit 0', { stderr: json.stderr })
+  const events = json.stderr.trim().split('\n').map((l) => JSON.parse(l))
+  t.match(events[0], { type: 'start', op: 'import', format: 'ndjson', orgId })
+  t.match(events.at(-1), { type: 'end', records: 43 })
+})
+
+t.test('export: a standard output that fails while the command waits for it to drain (a closed pipe)', async (t) => {
+  const broken = new Writable({
+    highWaterMark: 1,
+    write: (_chunk, _encoding, done) => setImmediate(() => done(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }))),
+  })
+  const r = await runCli(['export', '--org', orgId, '--format', 'ndjson'], env, { stdout: broken })
+  t.equal(r.code, 1, 'exit 1')
+  t.match(r.stderr, /\norgscan: Cannot write standard output: write EPIPE\n$/, 'the reason, as the last line')
+})
+
+t.test('export: to standard output, and its errors', async (t) => {
+  const out = new PassThrough()
+  let text = ''
+  out.on('data', (d) => (text += d))
+  const r = await runCli(['export', '--org', orgId.slice(0, 15), '--json'], env, { stdout: out })
+  t.equal(r.code, 0, 'exit 0', { stderr: r.stderr })
+  const bundle = JSON.parse(text)
+  t.equal(bundle.org.salesforceId, orgId, 'a JSON bundle on stdout')
+  t.same(Object.keys(bundle.data), targets.map((c) => c.name), 'every resource')
+  t.match(JSON.parse(r.stderr.trim().split('\n').at(-1)!), { orgId, format: 'json' }, 'the result on stderr')
+
+  const failed = { ...example, org: { ...example.org, salesforceId: '00D8a00000ExAmQEAV', name: 'Failed Corp' }, scan: { ...example.scan, status: 'failed', score: null }, data: {} }
+  const file = join(dir, 'failed.json')
+  writeFileSync(file, JSON.stringify(failed))
+  t.equal((await runCli(['import', '--account', account.id, file], env)).code, 0)
+  const none = await runCli(['export', '--org', '00D8a00000ExAmQEAV'], env)
+  t.equal(none.code, 1)
+  t.match(none.stderr, /^orgscan: Org 00D8a00000ExAmQEAV has no completed scan to export; name a scan with --scan ID\.\n$/)
+  const [s] = await sql<{ id: string }[]>`SELECT id::text AS id FROM scans WHERE org_id = '00D8a00000ExAmQEAV'`
+  const scan = await runCli(['export', '--org', '00D8a00000ExAmQEAV', '--scan', s.id, '--out', join(dir, 'failed-again.json')], env)
+  t.equal(scan.code, 0, 'exit 0', { stderr: scan.stderr })
+  t.match(JSON.parse(readFileSync(join(dir, 'failed-again.json'), 'utf8')), { scan: { status: 'failed' } }, 'a failed scan exports with its status')
+  const other = await runCli(['export', '--org', orgId, '--scan', s.id], env)
+  t.match(other.stderr, new RegExp(`^orgscan: Org ${orgId} has no scan ${s.id}\\.`), 'a scan of another org')
+  const unknown = await runCli(['export', '--org', '00D000000000001'], env)
+  t.match(unknown.stderr, /^orgscan: No org 00D000000000001EAA\./)
+  const usage = await runCli(['export', '--org', orgId, '--format', 'xml'], env)
+  t.equal(usage.code, 2)
+  t.match(usage.stderr, /--format takes json or ndjson/)
+})

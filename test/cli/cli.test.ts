@@ -1,0 +1,115 @@
+/**
+ * The `orgscan` command: JSON output, errors as one line with a non-zero exit (2 for usage), accounts, keys and
+ * imports. Commands run in process (`run`, the whole command); one test runs the real executable end to end.
+ * The server-related commands are in cli-serve.test.ts, users and OAuth clients in cli-oauth.test.ts.
+ */
+import { t } from '../helpers/file-test.ts'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { cliHarness } from '../helpers/cli.ts'
+import { demoBundle } from '../../demo/bundle.ts'
+import { DEMO_ORG_DEFS } from '../../demo/orgs.ts'
+
+const { run, spawnCli, migratedFolder } = await cliHarness(t, { sharedDatabase: true })
+
+t.test('the executable end to end: help, a usage error, a command', async (t) => {
+  // A folder of its own: the harness's embedded database is held open by this process (sharedDatabase).
+  const own = { ORGSCAN_DATA_DIR: migratedFolder() }
+  const h = await spawnCli(['--help'])
+  t.equal(h.code, 0)
+  t.match(h.stdout, /accounts create --name N/)
+  const u = await spawnCli(['frobnicate'])
+  t.equal(u.code, 2)
+  t.equal(u.stderr, 'orgscan: Unknown command "frobnicate". Run "orgscan --help".\n', 'one line on stderr')
+  const c = await spawnCli(['accounts', 'create', '--name', 'Spawned', '--json'], own)
+  t.equal(c.code, 0, c.stderr)
+  t.match(JSON.parse(c.stdout), { id: String, name: 'Spawned' })
+})
+
+t.test('help and usage errors', async (t) => {
+  const h = await run(['--help'])
+  t.equal(h.code, 0)
+  t.match(h.stdout, /accounts create --name N/)
+  const kh = await run(['keys', '--help'])
+  t.match(kh.stdout, /orgscan keys revoke KEYID/)
+  const u = await run(['frobnicate'])
+  t.equal(u.code, 2)
+  t.equal(u.stderr.trim().split('\n').length, 1, 'one line')
+  t.match(u.stderr, /^orgscan: Unknown command "frobnicate"/)
+  const bad = await run(['accounts', 'create', '--name', 'X', '--daily-limit', 'lots'])
+  t.equal(bad.code, 2)
+  t.match(bad.stderr, /--daily-limit must be a whole number/)
+  const v = await run(['--version'])
+  t.match(v.stdout, /^orgscan \d+\.\d+\.\d+\n$/, '--version')
+  const opt = await run(['keys', 'list', '--frob'])
+  t.equal(opt.code, 2)
+  t.equal(opt.stderr.trim().split('\n').length, 1, 'an unknown option: one line')
+  const j = await run(['accounts', 'update', '999999', '--daily-limit', '1', '--json'])
+  t.equal(j.code, 1)
+  t.same(JSON.parse(j.stderr), { error: { kind: 'AdminError', message: 'No account with id 999999.', exitCode: 1 } }, 'under --json, errors are JSON too')
+})
+
+t.test('accounts and keys with --json', async (t) => {
+  const c = await run(['accounts', 'create', '--name', 'Initech', '--daily-limit', '500', '--monthly-limit', '9000', '--json'])
+  t.equal(c.code, 0, c.stderr)
+  const acct = JSON.parse(c.stdout)
+  t.match(acct, { id: String, name: 'Initech', dailyLimit: 500, monthlyLimit: 9000 })
+  const l = await run(['accounts', 'list', '--json'])
+  t.ok(JSON.parse(l.stdout).some((a: { id: string }) => a.id === acct.id), 'listed')
+  const up = await run(['accounts', 'update', acct.id, '--daily-limit', '750', '--json'])
+  t.equal(JSON.parse(up.stdout).dailyLimit, 750)
+  t.equal(JSON.parse(up.stdout).monthlyLimit, 9000, 'other limit unchanged')
+  const missing = await run(['accounts', 'update', '999999', '--daily-limit', '1'])
+  t.equal(missing.code, 1)
+  t.match(missing.stderr, /^orgscan: No account with id 999999\.\n$/)
+
+  const k = await run(['keys', 'create', '--account', acct.id, '--json'])
+  t.equal(k.code, 0, k.stderr)
+  const key = JSON.parse(k.stdout)
+  t.match(key, { keyId: /^osk_[a-z2-7]{20}$/, secret: /^[A-Za-z0-9_-]{43}$/, accountId: acct.id })
+  const kl = await run(['keys', 'list', '--account', acct.id, '--json'])
+  const listed = JSON.parse(kl.stdout)
+  t.equal(listed.length, 1)
+  t.equal(listed[0].keyId, key.keyId)
+  t.notOk(kl.stdout.includes(key.secret), 'list never shows the secret')
+  const r = await run(['keys', 'revoke', key.keyId, '--json'])
+  t.equal(r.code, 0)
+  t.type(JSON.parse(r.stdout).revokedAt, 'string')
+  const r2 = await run(['keys', 'revoke', 'osk_aaaaaaaaaaaaaaaaaaaa'])
+  t.equal(r2.code, 1)
+  t.match(r2.stderr, /No API key osk_a+/)
+})
+
+t.test('import: one scan bundle in one transaction; invalid bundles are refused with the problems listed', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'orgscan-import-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const acct = JSON.parse((await run(['accounts', 'create', '--name', 'Importer', '--json'])).stdout)
+  const def = DEMO_ORG_DEFS.find((d) => d.key === 'globex-prod') ?? DEMO_ORG_DEFS[DEMO_ORG_DEFS.length - 1]
+  const bundle = demoBundle(def, def.scans.findIndex((s) => s.status === 'completed'), { scale: 0.01 })
+  const file = join(dir, 'scan.json')
+  writeFileSync(file, JSON.stringify(bundle))
+  const r = await run(['import', '--account', acct.id, file, '--json'])
+  t.equal(r.code, 0, r.stderr)
+  const out = JSON.parse(r.stdout)
+  t.equal(out.orgId, bundle.org.salesforceId)
+  t.equal(out.counts.fields, (bundle.data.fields as unknown[]).length, 'every field imported')
+  const list = JSON.parse((await run(['accounts', 'list', '--json'])).stdout)
+  t.same(list.find((a: { id: string }) => a.id === acct.id).orgs, [bundle.org.salesforceId], 'the org now belongs to the account')
+  const example = await run(['import', '--account', acct.id, new URL('../../examples/scan-bundle.json', import.meta.url).pathname, '--json'])
+  t.equal(example.code, 0, `the documented example bundle (docs/import.md) imports: ${example.stderr}`)
+  t.equal(JSON.parse(example.stdout).orgId, '00D8a00000ExAmPEAV')
+
+  const bad = structuredClone(bundle) as { data: Record<string, unknown[]> }
+  ;(bad.data.fields[0] as Record<string, unknown>).percentPopulated = 'lots'
+  bad.data.noSuchResource = []
+  writeFileSync(file, JSON.stringify(bad))
+  const b = await run(['import', '--account', acct.id, file])
+  t.equal(b.code, 1)
+  t.match(b.stderr, /Invalid scan bundle/)
+  t.match(b.stderr, /data\.fields\[0\]/, 'names the bad record')
+  t.match(b.stderr, /data\.noSuchResource: unknown resource/)
+  const missing = await run(['import', '--account', acct.id, join(dir, 'nope.json')])
+  t.equal(missing.code, 1)
+  t.match(missing.stderr, /^orgscan: Cannot read /)
+})

@@ -1,0 +1,60 @@
+/** Deadlines for database calls (runtime/db/deadline.ts), with a stand-in query the test settles by hand. */
+import { t } from '../helpers/file-test.ts'
+import { raceDeadline, withDeadline } from '../../runtime/db/deadline.ts'
+import { ApiError } from '../../runtime/errors.ts'
+
+function fakeQuery<T>() {
+  let resolve!: (v: T) => void
+  let reject!: (e: unknown) => void
+  const p = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)))
+  const q = Object.assign(p, { cancelled: 0, cancel: () => q.cancelled++ })
+  return { q, resolve, reject }
+}
+
+const tick = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+t.test('withDeadline: an answer in time passes through', async (t) => {
+  const { q, resolve } = fakeQuery<number>()
+  resolve(7)
+  t.equal(await withDeadline(q, 1000), 7)
+  const f = fakeQuery<number>()
+  f.reject(new Error('boom'))
+  await t.rejects(withDeadline(f.q, 1000), { message: 'boom' })
+  t.equal(q.cancelled + f.q.cancelled, 0, 'nothing cancelled')
+})
+
+t.test('withDeadline: no answer in time is a 503 and the query is cancelled', async (t) => {
+  const { q, resolve } = fakeQuery<number>()
+  const err = await withDeadline(q, 20).then(() => undefined, (e: unknown) => e)
+  t.ok(err instanceof ApiError && err.code === 'service_unavailable', 'service_unavailable')
+  t.equal(q.cancelled, 1)
+  resolve(1) // a late answer is dropped
+})
+
+t.test('raceDeadline: late outcomes go to the callbacks, never to the caller', async (t) => {
+  const expiredErr = new Error('expired')
+  let expiredCalls = 0
+  const late: unknown[] = []
+  const d = {
+    ms: 20,
+    expired: () => (expiredCalls++, expiredErr),
+    onLateAnswer: (v: number) => late.push(['answer', v]),
+    onLateError: (e: unknown) => late.push(['error', (e as Error).message]),
+  }
+  const a = fakeQuery<number>()
+  await t.rejects(raceDeadline(a.q, d), expiredErr)
+  a.resolve(5)
+  const b = fakeQuery<number>()
+  await t.rejects(raceDeadline(b.q, d), expiredErr)
+  b.reject(new Error('late failure'))
+  await tick(5)
+  t.same(late, [['answer', 5], ['error', 'late failure']])
+  t.equal(expiredCalls, 2)
+  t.equal(a.q.cancelled + b.q.cancelled, 0, 'not cancelled unless asked')
+
+  const c = fakeQuery<number>()
+  c.resolve(9)
+  t.equal(await raceDeadline(c.q, d), 9, 'in time: the caller gets it')
+  await tick(30)
+  t.equal(late.length, 2, 'and no late callback runs')
+})

@@ -1,0 +1,90 @@
+/**
+ * Failed tool calls are tool results with `isError: true` and `structuredContent.error` one of the closed codes:
+ * bad_filter (with the position or classification, resource:// links and an elicitation), rate_limited
+ * (retryAfterSeconds, limit, the wait in the text), not_found, access_denied (naming a missing scope), server_error
+ * (retryable). Clients match on the code.
+ */
+import { t } from '../helpers/file-test.ts'
+import { updateAccount } from '../../runtime/admin.ts'
+import { startTestService } from '../helpers/service.ts'
+import { failingProbe, mcpClient, writeProbe } from '../helpers/mcp.ts'
+
+const ts = await startTestService(t, { mcpExtraTools: [writeProbe, failingProbe] })
+const org = ts.seed.orgs.find((o) => o.large)!
+const auth = await ts.keyHeader(org.accountId)
+const orgId = org.salesforceId
+
+type Result = { isError?: boolean; structuredContent?: any; content: Array<{ type: string; text: string }> }
+
+t.test('bad_filter: position, classification, links to the valid values, an elicitation', async (t) => {
+  const { client } = await mcpClient(t, ts.svc.mcpUrl, auth)
+  const parse = (await client.callTool({ name: 'list_org_issues', arguments: { orgId, filter: 'eq(priority,' } })) as Result
+  t.equal(parse.isError, true)
+  t.match(parse.structuredContent, { error: 'bad_filter', reason: 'filter_parse_error', parameter: 'filter', offset: Number })
+  t.match(parse.structuredContent.elicitation, { message: String, requestedSchema: { type: 'object', properties: { filter: { type: 'string' } } } })
+
+  const value = (await client.callTool({ name: 'list_org_issues', arguments: { orgId, filter: 'eq(category,hygiene)' } })) as Result
+  t.match(value.structuredContent, { error: 'bad_filter', reason: 'invalid_filter_value', field: 'category', offset: 12 })
+  t.same(value.structuredContent.links, ['resource://filter-values/issues/category', 'service://issue-categories'])
+  for (const uri of value.structuredContent.links as string[]) {
+    const doc = JSON.parse(((await client.readResource({ uri })).contents[0] as { text: string }).text)
+    t.ok(doc.values.some((v: { value: string; title?: string }) => v.value === 'security' && v.title === 'Security'), `${uri} lists the valid values with titles`)
+  }
+
+  const field = (await client.callTool({ name: 'list_org_fields', arguments: { orgId, filter: 'eq(colour,red)' } })) as Result
+  t.match(field.structuredContent, { error: 'bad_filter', reason: 'unknown_filter_field', allowed: Array })
+  const limit = (await client.callTool({ name: 'list_org_fields', arguments: { orgId, limit: 201 } })) as Result
+  t.match(limit.structuredContent, { error: 'bad_filter', reason: 'invalid_parameter', parameter: 'limit' }, 'a limit above 200 is rejected, not clamped')
+  const sort = (await client.callTool({ name: 'list_org_fields', arguments: { orgId, sort: 'colour' } })) as Result
+  t.match(sort.structuredContent, { error: 'bad_filter', reason: 'unknown_sort_field', parameter: 'sort' })
+  const arg = (await client.callTool({ name: 'list_org_fields', arguments: { orgId, colour: 'red' } })) as Result
+  t.match(arg.structuredContent, { error: 'bad_filter', reason: 'unknown_parameter', parameter: 'colour' })
+  const typed = (await client.callTool({ name: 'list_org_fields', arguments: { orgId, limit: '5' } })) as Result
+  t.match(typed.structuredContent, { error: 'bad_filter', reason: 'invalid_parameter', parameter: 'limit' }, 'a string where an integer belongs')
+})
+
+t.test('not_found and access_denied', async (t) => {
+  const { client } = await mcpClient(t, ts.svc.mcpUrl, auth)
+  const org404 = (await client.callTool({ name: 'list_org_fields', arguments: { orgId: '00D000000000000AAA' } })) as Result
+  t.match(org404.structuredContent, { error: 'not_found' })
+  const rec404 = (await client.callTool({ name: 'get_org_field', arguments: { orgId, fieldId: 999999999 } })) as Result
+  t.match(rec404.structuredContent, { error: 'not_found', parameter: 'fieldId' })
+
+  const user = ts.seed.users[0]
+  const notGranted = ts.seed.orgs.find((o) => o.accountId === user.accountId && !user.orgs.includes(o.salesforceId))!
+  t.ok(notGranted, 'the seed has an org of the user account that the user was not granted')
+  const scoped = await mcpClient(t, ts.svc.mcpUrl, await ts.keyHeader(user.accountId, user.id))
+  const denied = (await scoped.client.callTool({ name: 'list_org_fields', arguments: { orgId: notGranted.salesforceId } })) as Result
+  t.match(denied.structuredContent, { error: 'access_denied' }, "an org of the account the user was not granted")
+  const granted = (await scoped.client.callTool({ name: 'list_org_fields', arguments: { orgId: user.orgs[0], limit: 1 } })) as Result
+  t.notOk(granted.isError, 'a granted org is readable')
+
+  const scope = (await client.callTool({ name: 'test_write_probe', arguments: {} })) as Result
+  t.match(scope.structuredContent, { error: 'access_denied', scope: 'mcp:write' }, 'an API key reads; a write tool names the missing scope')
+  t.match(scope.content[0].text, /mcp:write/)
+})
+
+t.test('server_error is retryable and tells nothing of the failure', async (t) => {
+  const { client } = await mcpClient(t, ts.svc.mcpUrl, auth)
+  const r = (await client.callTool({ name: 'test_failing_probe', arguments: {} })) as Result
+  t.same(r.structuredContent, { error: 'server_error', message: 'The server failed to run the tool.', reason: 'internal_error', retryable: true })
+  t.notMatch(JSON.stringify(r), /SELECT|boom/, 'no internals')
+})
+
+t.test('rate_limited: retryAfterSeconds, limit, and the wait in the text', async (t) => {
+  await updateAccount(ts.svc.db.sql, org.accountId, { dailyLimit: 0 })
+  ts.svc.ctx.quota.invalidate?.(org.accountId)
+  t.teardown(async () => {
+    await updateAccount(ts.svc.db.sql, org.accountId, { dailyLimit: 10_000 })
+    ts.svc.ctx.quota.invalidate?.(org.accountId)
+  })
+  const { client } = await mcpClient(t, ts.svc.mcpUrl, auth)
+  const r = (await client.callTool({ name: 'list_org_objects', arguments: { orgId } })) as Result
+  t.equal(r.isError, true)
+  t.match(r.structuredContent, { error: 'rate_limited', retryAfterSeconds: Number, limit: 0, window: 'daily' })
+  t.ok(r.structuredContent.retryAfterSeconds > 0 && r.structuredContent.retryAfterSeconds <= 86_400)
+  t.match(r.content[0].text, new RegExp(`${r.structuredContent.retryAfterSeconds} seconds`))
+  const quota = (await client.callTool({ name: 'get_account_quota', arguments: {} })) as Result
+  t.notOk(quota.isError, 'reading the quota still works when it is exhausted')
+})
+

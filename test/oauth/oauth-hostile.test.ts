@@ -1,0 +1,87 @@
+/**
+ * The authorization server under hostile input: no 5xx, no stack or SQL text, for malformed, oversized, repeated or
+ * wrongly typed input on every endpoint; registration floods and password guessing are bounded per address.
+ */
+import { t } from '../helpers/file-test.ts'
+import { startTestService } from '../helpers/service.ts'
+import { authorizeUrl, Browser, pkce } from '../helpers/oauth.ts'
+import { loadConfig } from '../../runtime/config.ts'
+
+const ts = await startTestService(t, { config: { oauth: { ...loadConfig({}).oauth, registrationsPerHour: 5 } } })
+const issuer = ts.svc.oauth.urls().issuer
+
+async function send(path: string, init: RequestInit = {}) {
+  const r = await fetch(issuer + path, { redirect: 'manual', ...init })
+  return { status: r.status, text: await r.text() }
+}
+
+const form = (body: string) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body })
+const json = (body: string) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body })
+
+t.test('no 5xx from malformed input on any endpoint', async (t) => {
+  const huge = 'a'.repeat(20_000)
+  const cases: Array<[string, RequestInit]> = [
+    ['/oauth/token', form('')],
+    ['/oauth/token', form('grant_type=authorization_code&grant_type=refresh_token')],
+    ['/oauth/token', form(`grant_type=authorization_code&code=${huge}`)],
+    ['/oauth/token', form('grant_type=refresh_token&refresh_token=%00%ff&client_id=mcp_x')],
+    ['/oauth/token', form('grant_type=urn:ietf:params:oauth:grant-type:token-exchange&client_id=mcp_AAAAAAAAAAAAAAAAAAAAAA')],
+    ['/oauth/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }],
+    ['/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic %%%' }, body: 'grant_type=refresh_token' }],
+    ['/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from('%zz:%zz').toString('base64') }, body: 'grant_type=refresh_token' }],
+    ['/oauth/revoke', form('token=' + huge.slice(0, 5000))],
+    ['/oauth/revoke', form('token=a.b.c&client_id=mcp_AAAAAAAAAAAAAAAAAAAAAA')],
+    ['/oauth/register', json('not json')],
+    ['/oauth/register', json('[]')],
+    ['/oauth/register', json('{"redirect_uris":"http://127.0.0.1/cb"}')],
+    ['/oauth/register', json('{"redirect_uris":[1,2]}')],
+    ['/oauth/register', json('{"redirect_uris":["javascript:alert(1)"]}')],
+    ['/oauth/register', json('{"redirect_uris":["http://evil.example/cb"]}')],
+    ['/oauth/register', json('{"redirect_uris":["https://ok.example/cb"],"scope":["mcp:read"]}')],
+    ['/oauth/register', json('{"redirect_uris":["https://ok.example/cb"],"token_endpoint_auth_method":"client_secret_basic"}')],
+    ['/oauth/register', json(`{"redirect_uris":["https://ok.example/${huge}"]}`)],
+    ['/oauth/register', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' }],
+    ['/oauth/sign-in', form('request=x&csrf=y&email=a&password=b')],
+    ['/oauth/sign-in', form(`request=${'A'.repeat(43)}&csrf=${huge.slice(0, 3000)}`)],
+    ['/oauth/consent', form('decision=approve')],
+    ['/oauth/sign-in?request=%ZZ', {}],
+    ['/oauth/sign-in?request=a&request=b', {}],
+    ['/oauth/upstream?request=x', {}],
+    ['/oauth/callback?state=%00&code=1', {}],
+    ['/oauth/authorize', {}],
+    ['/oauth/authorize?client_id=%E0%A4%A', {}],
+    ['/oauth/authorize?client_id=mcp_AAAAAAAAAAAAAAAAAAAAAA&client_id=x', {}],
+    [`/oauth/authorize?client_id=${huge.slice(0, 6000)}`, {}],
+    ['/.well-known/oauth-authorization-server/extra', {}],
+    ['/oauth/token', { method: 'GET' }],
+  ]
+  for (const [path, init] of cases) {
+    const r = await send(path, init)
+    t.ok(r.status >= 400 && r.status < 500, `${init.method ?? 'GET'} ${path.slice(0, 80)} ${String(init.body ?? '').slice(0, 60)} → ${r.status}`)
+    t.notMatch(r.text, /SELECT|INSERT|postgres|at .*\.ts:\d+|stack/i, 'no SQL, driver or stack text')
+  }
+})
+
+t.test('registrations per address are bounded', async (t) => {
+  const statuses: number[] = []
+  for (let i = 0; i < 7; i++) statuses.push((await send('/oauth/register', json('{"redirect_uris":["https://app.example/cb"]}'))).status)
+  t.equal(statuses.filter((s) => s === 201).length, 5, 'five registrations in the hour')
+  t.equal(statuses.at(-1), 429, 'then 429')
+})
+
+t.test('password guessing is bounded per address', async (t) => {
+  await ts.svc.db.sql`DELETE FROM oauth_clients WHERE registered_from IS NOT NULL`
+  const reg = await fetch(`${issuer}/oauth/register`, json('{"redirect_uris":["http://127.0.0.1:9/cb"]}'))
+  const clientId = ((await reg.json()) as { client_id: string }).client_id
+  const browser = new Browser()
+  const page = await browser.open(authorizeUrl(issuer, { clientId, redirectUri: 'http://127.0.0.1:9/cb', challenge: pkce().challenge, method: 'S256' }))
+  const statuses: number[] = []
+  let current = page
+  for (let i = 0; i < 22; i++) {
+    current = await browser.submit(current, { email: ts.seed.users[0].email, password: `guess-${i}` })
+    statuses.push(current.status)
+  }
+  t.equal(statuses.filter((s) => s === 400).length, 20, 'twenty wrong passwords are answered')
+  t.equal(statuses.at(-1), 429, 'then the address waits')
+  t.match(current.text, /Too many failed sign-ins/)
+})

@@ -1,0 +1,180 @@
+/**
+ * The access log (docs/operating.md "Logs"): one line per answered request with the method, the route template,
+ * the status, the duration, the request id the client saw, and who called — never the concrete path, the query
+ * string (filter values), a secret or a token; `orgscan serve` writes it as JSON lines on stderr (pino).
+ */
+import { t } from '../helpers/file-test.ts'
+import { startTestService, basic, type GetInit } from '../helpers/service.ts'
+import { spawnServer } from '../helpers/server-process.ts'
+import { createTestDatabase } from '../helpers/test-db.ts'
+import { mcpClient } from '../helpers/mcp.ts'
+import { createKey } from '../../runtime/admin.ts'
+import type { AccessLine } from '../../runtime/http/access-log.ts'
+import { formatAccessLine } from '../../runtime/http/access-log.ts'
+import { ATOMIC_WRITE_BYTES, createAccessSink } from '../../runtime/http/access-sink.ts'
+import pino from 'pino'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+t.test('one line per request, with the route template and the caller, nothing secret', async (t) => {
+  const lines: AccessLine[] = []
+  const ts = await startTestService(t, { accessLog: (l) => lines.push(l) })
+  const org = ts.seed.orgs.find((o) => o.large)!
+  const key = await createKey(ts.svc.db.sql, ts.svc.pepper, org.accountId)
+  const auth = basic(key.keyId, key.secret)
+  const secretFilter = 'eq(apiName,Very_Private_Value__c)'
+  const lastFor = async (path: string, a: string | null, init?: GetInit) => {
+    const r = await ts.get(path, a, init)
+    await new Promise((res) => setImmediate(res)) // the line is written when the answer closes
+    return { r, line: lines.at(-1)! }
+  }
+  const list = await lastFor(`/v1/orgs/${org.salesforceId}/fields?filter=${encodeURIComponent(secretFilter)}&limit=2`, auth)
+  t.match(list.line, { msg: 'request', method: 'GET', route: '/v1/orgs/:orgId/fields', status: 200, accountId: org.accountId, keyId: key.keyId })
+  t.equal(list.line.requestId, list.r.headers.get('x-request-id'), 'the request id the client saw')
+  t.type(list.line.durationMs, 'number')
+  const id = list.r.body.data[0]?.id ?? 1
+  const one = await lastFor(`/v1/orgs/${org.salesforceId}/fields/${id}`, auth, { headers: { 'x-request-id': 'trace-42' } })
+  t.match(one.line, { route: '/v1/orgs/:orgId/fields/:fieldId', status: 200, requestId: 'trace-42' })
+  t.match((await lastFor('/v1/orgs', null)).line, { route: '/v1/orgs', status: 401 }, 'a 401, without a caller')
+  t.notOk((await lastFor('/v1/orgs', null)).line.accountId)
+  t.match((await lastFor(`/v1/no/such/${'x'.repeat(10)}`, auth)).line, { route: '(unmatched)', status: 404 })
+  t.match((await lastFor('/healthz', null)).line, { route: '/healthz', status: 200 })
+  const { client } = await mcpClient(t, ts.svc.mcpUrl, auth)
+  await client.callTool({ name: 'list_org_objects', arguments: { orgId: org.salesforceId, limit: 1 } })
+  t.ok(lines.some((l) => l.route === '/v1/mcp' && l.method === 'POST' && l.keyId === key.keyId && l.status === 200), 'MCP requests too, with the caller')
+  const text = JSON.stringify(lines)
+  t.notOk(text.includes(key.secret), 'no secret')
+  t.notOk(text.includes('Very_Private_Value__c'), 'no filter value')
+  t.notOk(text.includes(org.salesforceId), 'no concrete path')
+  t.notOk(/authorization|Basic /i.test(text), 'no header')
+})
+
+t.test('orgscan serve writes the access log as JSON lines on stderr (and none with ORGSCAN_ACCESS_LOG=off)', async (t) => {
+  const db = await createTestDatabase({ template: 'seeded' })
+  t.teardown(() => db.drop())
+  const env = { ...process.env, DATABASE_URL: db.databaseUrl, ORGSCAN_DATA_DIR: db.dataDir, ORGSCAN_PEPPER: 'access-log-pepper-0123456789abcdefghij', ORGSCAN_SEED_DEMO: 'false' }
+  for (const mode of ['on', 'off'] as const) {
+    const server = await spawnServer({ ...env, ORGSCAN_ACCESS_LOG: mode })
+    t.equal((await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': `probe-${mode}` } })).status, 200)
+    if (mode === 'on') {
+      // Lines are written in blocks, but a lone line still appears within a moment, while the server runs.
+      const until = Date.now() + 10_000
+      while (!server.stderr().includes('probe-on') && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+      t.ok(server.stderr().includes('probe-on'), 'written while the server runs, not only at exit')
+    }
+    await server.stop()
+    const found = server.stderr().split('\n').filter((l) => l.includes(`probe-${mode}`))
+    if (mode === 'off') {
+      t.same(found, [], 'off: no access log')
+      continue
+    }
+    t.equal(found.length, 1, 'one line for the request')
+    t.match(JSON.parse(found[0]), { level: 30, time: Number, msg: 'request', method: 'GET', route: '/healthz', status: 200, requestId: 'probe-on' })
+  }
+})
+
+t.test('each line is the JSON line pino writes for the same facts, byte for byte', async (t) => {
+  const time = 1_795_000_000_123
+  const asPino = (l: AccessLine, worker?: number): string => {
+    let out = ''
+    pino({ base: worker === undefined ? undefined : { worker }, timestamp: () => `,"time":${time}` }, { write: (s: string) => void (out = s) }).info(l)
+    return out
+  }
+  const odd = ['a"b', 'back\\slash', 'tab\tand\nnewline', '\u0001control', 'é ü 漢字 😀', 'x'.repeat(300), '']
+  const lines: AccessLine[] = [
+    { msg: 'request', method: 'GET', route: '/v1/orgs/:orgId/fields', status: 200, durationMs: 1.25, requestId: '0d1f9a5e-7c1b-4f7e-9a43-2c5b3e1f8d90', accountId: '12', keyId: 'osk_0123456789abcdef' },
+    { msg: 'request', method: 'POST', route: '/v1/mcp', status: 200, durationMs: 0, requestId: 'trace-42', accountId: '7', keyId: 'osc_agent', userId: '99' },
+    { msg: 'request', method: 'GET', route: '(unmatched)', status: 404, durationMs: 1234.5, requestId: 'r' },
+    { msg: 'request', method: 'GET', route: '/v1/orgs', status: 401, durationMs: 0.01, requestId: 'r', aborted: true },
+    ...odd.map((v, i): AccessLine => ({ msg: 'request', method: 'GET', route: v, status: 400 + i, durationMs: i / 3, requestId: v, accountId: v, keyId: v, userId: v })),
+  ]
+  for (const l of lines) {
+    for (const worker of [undefined, 1, 12]) {
+      const mine = formatAccessLine(l, time, worker)
+      t.equal(mine, asPino(l, worker), `${l.route.slice(0, 30)} (worker ${worker})`)
+      t.same(JSON.parse(mine), { level: 30, time, ...(worker === undefined ? {} : { worker }), ...l }, 'and it parses back to the facts')
+    }
+  }
+})
+
+t.test('the sink writes whole lines in blocks of at most 4 KB (atomic on a pipe shared by workers)', async (t) => {
+  const blocks: string[] = []
+  const sink = createAccessSink((b) => blocks.push(b.toString('utf8')), { maxDelayMs: 20 })
+  const lines = Array.from({ length: 300 }, (_, i) => `{"i":${i},"route":"/v1/orgs/:orgId/fields","pad":"${'é'.repeat(i % 40)}"}\n`)
+  for (const l of lines) sink.write(l)
+  t.ok(blocks.length > 1, `${blocks.length} blocks written before the flush`)
+  await new Promise((r) => setTimeout(r, 60))
+  t.same(blocks.join(''), lines.join(''), 'every line once, in order (the last block after a moment, without a flush)')
+  for (const b of blocks) {
+    t.ok(Buffer.byteLength(b) <= ATOMIC_WRITE_BYTES, `a block of ${Buffer.byteLength(b)} bytes`)
+    t.ok(b.endsWith('\n'), 'ends on a line end')
+  }
+  t.ok(blocks.slice(0, -1).every((b) => Buffer.byteLength(b) > ATOMIC_WRITE_BYTES - 200), 'blocks are filled before they are written')
+  sink.write(lines[0])
+  sink.flush()
+  t.equal(blocks.at(-1), lines[0], 'flush writes what is gathered at once')
+})
+
+t.test('a block handed over is never written again by the sink; a line longer than a block is a block of its own', async (t) => {
+  const blocks: Buffer[] = []
+  const sink = createAccessSink((b) => blocks.push(b), { maxDelayMs: 10_000, blockBytes: 1024 })
+  const line = (i: number, pad = 100) => `{"i":${i},"pad":"${'ü'.repeat(pad)}"}\n`
+  const sent: string[] = []
+  for (let i = 0; i < 40; i++) {
+    sent.push(line(i))
+    sink.write(line(i))
+  }
+  const copies = blocks.map((b) => b.toString('utf8'))
+  sent.push(line(99, 2000))
+  sink.write(line(99, 2000))
+  for (let i = 100; i < 140; i++) {
+    sent.push(line(i))
+    sink.write(line(i))
+  }
+  sink.flush()
+  t.same(blocks.slice(0, copies.length).map((b) => b.toString('utf8')), copies, 'blocks handed over earlier are unchanged')
+  t.equal(blocks.map((b) => b.toString('utf8')).join(''), sent.join(''), 'every line once, in order')
+  t.ok(blocks.some((b) => b.toString('utf8') === line(99, 2000)), 'the long line alone in its block')
+  for (const b of blocks) if (b.toString('utf8') !== line(99, 2000)) t.ok(b.length <= 1024, `a block of ${b.length} bytes`)
+})
+
+t.test('a block the destination fails to take is dropped, never thrown at the writer', async (t) => {
+  const taken: string[] = []
+  let failing = true
+  const sink = createAccessSink((b) => {
+    if (failing) throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' })
+    taken.push(b.toString('utf8'))
+  }, { maxDelayMs: 10_000, blockBytes: 256 })
+  const line = (i: number) => `{"i":${i},"pad":"${'x'.repeat(60)}"}\n`
+  t.doesNotThrow(() => {
+    for (let i = 0; i < 20; i++) sink.write(line(i))
+    sink.write(`{"long":"${'y'.repeat(400)}"}\n`)
+    sink.flush()
+  }, 'lines and flushes go on while the destination fails')
+  t.same(taken, [], 'nothing taken while it failed')
+  failing = false
+  sink.write(line(99))
+  sink.flush()
+  t.same(taken, [line(99)], 'the next block is written once the destination takes it again')
+})
+
+t.test('orgscan serve with stderr in a file: every request has its line, the last ones written before exit', async (t) => {
+  const db = await createTestDatabase({ template: 'seeded' })
+  t.teardown(() => db.drop())
+  const dir = mkdtempSync(join(tmpdir(), 'orgscan-access-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, 'stderr.log')
+  const env = { ...process.env, DATABASE_URL: db.databaseUrl, ORGSCAN_DATA_DIR: db.dataDir, ORGSCAN_PEPPER: 'access-log-pepper-0123456789abcdefghij', ORGSCAN_SEED_DEMO: 'false', ORGSCAN_ACCESS_LOG: 'on' }
+  const server = await spawnServer(env, { stderrFile: file })
+  const ids = Array.from({ length: 400 }, (_, i) => `file-probe-${i}`)
+  for (let i = 0; i < ids.length; i += 50) {
+    const statuses = await Promise.all(ids.slice(i, i + 50).map(async (id) => (await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': id } })).status))
+    t.ok(statuses.every((s) => s === 200), `requests ${i}–${i + 49} answered`)
+  }
+  t.equal(await server.stop(), 0, 'exits 0 on SIGTERM')
+  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.includes('"file-probe-'))
+  const seen = lines.map((l) => (JSON.parse(l) as AccessLine).requestId)
+  t.equal(seen.length, ids.length, 'one line per request, none lost at exit')
+  t.same(new Set(seen), new Set(ids), 'each request\'s own line')
+})

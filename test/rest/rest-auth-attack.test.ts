@@ -1,0 +1,160 @@
+/**
+ * Authentication under attack: unknown key ids stop reaching the database (a bounded negative cache, one lookup for
+ * concurrent requests of the same id), an unknown id and a wrong secret are indistinguishable, and an address sending
+ * too many failed authentications gets a bare 429 — without affecting other addresses or keys already verified.
+ */
+import { t } from '../helpers/file-test.ts'
+import { Agent, request } from 'node:http'
+import { createAccount, createKey, revokeKey } from '../../runtime/admin.ts'
+import { startTestService, basic } from '../helpers/service.ts'
+
+let now = Date.parse('2026-11-23T12:00:00Z')
+const clock = () => now
+const ts = await startTestService(t, { seed: false, clock, config: { authCacheMs: 5000, authFailures: { ratePerSecond: 1, burst: 5 } } })
+const account = await createAccount(ts.svc.db.sql, { name: 'Acme', dailyLimit: 100_000, monthlyLimit: 1_000_000 })
+const good = await createKey(ts.svc.db.sql, ts.svc.pepper, account.id)
+const goodAuth = basic(good.keyId, good.secret)
+
+/** GET from a chosen loopback source address (127.0.0.x all reach the server on Linux). */
+function from(source: string, path: string, authorization?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  const { port } = new URL(ts.url)
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, localAddress: source, headers: authorization ? { authorization } : {} }, (res) => {
+      let body = ''
+      res.on('data', (d) => (body += d))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+
+t.test('an unknown key id is looked up once, then cached like a known one; a key created later works within the cache time', async (t) => {
+  const lookups = () => ts.svc.auth.lookups
+  const before = lookups()
+  const unknown = basic('osk_zzzzzzzzzzzzzzzzzzzz', 'x'.repeat(43))
+  for (let i = 0; i < 3; i++) t.equal((await from('127.0.0.11', '/v1/orgs', unknown)).status, 401)
+  t.equal(lookups() - before, 1, 'one database lookup for three requests')
+  const burst = await Promise.all(Array.from({ length: 3 }, () => from('127.0.0.12', '/v1/orgs', basic('osk_yyyyyyyyyyyyyyyyyyyy', 'x'.repeat(43)))))
+  t.same(burst.map((r) => r.status), [401, 401, 401])
+  t.equal(lookups() - before, 2, 'concurrent requests of one new id: one lookup')
+  const fresh = basic('osk_xxxxxxxxxxxxxxxxxxxx', 'S'.repeat(43))
+  t.equal((await from('127.0.0.13', '/v1/orgs', fresh)).status, 401, 'an id nobody created yet')
+  await createKey(ts.svc.db.sql, ts.svc.pepper, account.id, { keyId: 'osk_xxxxxxxxxxxxxxxxxxxx', secret: 'S'.repeat(43) })
+  t.equal((await from('127.0.0.13', '/v1/orgs', fresh)).status, 401, 'created by another process: still cached as unknown')
+  t.equal((await from('127.0.0.13', '/v1/orgs', fresh)).status, 401, 'still within the cache time')
+  now += 5000
+  t.equal((await from('127.0.0.13', '/v1/orgs', fresh)).status, 200, 'works once the cache time has passed')
+})
+
+t.test('an unknown id and a wrong secret answer the same bytes', async (t) => {
+  const unknown = await from('127.0.0.21', '/v1/orgs', basic('osk_wwwwwwwwwwwwwwwwwwww', 'x'.repeat(43)))
+  const wrong = await from('127.0.0.22', '/v1/orgs', basic(good.keyId, 'x'.repeat(43)))
+  t.equal(unknown.status, 401)
+  t.equal(unknown.body, wrong.body, 'same body')
+  const h = (x: typeof unknown) => Object.fromEntries(Object.entries(x.headers).filter(([k]) => k !== 'date' && k !== 'x-request-id'))
+  t.same(h(unknown), h(wrong), 'same headers but Date and the request id (unique to each request)')
+})
+
+t.test('too many failed authentications from one address: a bare 429, for that address only', async (t) => {
+  const bad = basic('osk_vvvvvvvvvvvvvvvvvvvv', 'x'.repeat(43))
+  t.equal((await from('127.0.0.31', '/v1/orgs', goodAuth)).status, 200, 'the good key is verified (and cached) first')
+  for (let i = 0; i < 5; i++) t.equal((await from('127.0.0.31', '/v1/orgs', bad)).status, 401, `failure ${i + 1} of the burst`)
+  const shed = await from('127.0.0.31', '/v1/orgs', bad)
+  t.equal(shed.status, 429, 'the next one is shed')
+  t.equal(shed.body, '', 'no body')
+  t.notOk(Object.keys(shed.headers).some((k) => /ratelimit/i.test(k)), 'no rate-limit headers')
+  t.equal(shed.headers['retry-after'], '1')
+  const stillBad = await from('127.0.0.31', '/v1/orgs', basic('osk_uuuuuuuuuuuuuuuuuuuu', 'x'.repeat(43)))
+  t.equal(stillBad.status, 429, 'an id never seen is shed without a database lookup')
+  t.equal((await from('127.0.0.31', '/v1/orgs')).status, 429, 'so is a request without credentials')
+  t.equal((await from('127.0.0.31', '/v1/orgs', goodAuth)).status, 200, 'a key already verified still works from the address')
+  t.equal((await from('127.0.0.32', '/v1/orgs', bad)).status, 401, 'another address is not affected')
+  now += 1000
+  t.equal((await from('127.0.0.31', '/v1/orgs', bad)).status, 401, 'one token back after a second: checked again')
+  t.equal((await from('127.0.0.31', '/v1/orgs', bad)).status, 429)
+})
+
+t.test('MCP gets the same protection', async (t) => {
+  for (let i = 0; i < 5; i++) await from('127.0.0.41', '/v1/orgs', basic('osk_tttttttttttttttttttt', 'x'.repeat(43)))
+  const { port } = new URL(ts.url)
+  const r = await new Promise<number>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/v1/mcp', method: 'POST', localAddress: '127.0.0.41', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, (res) => {
+      res.resume()
+      resolve(res.statusCode ?? 0)
+    })
+    req.on('error', reject)
+    req.end('{"jsonrpc":"2.0","id":1,"method":"ping"}')
+  })
+  t.equal(r, 429, 'the MCP endpoint sheds the same address')
+})
+
+t.test('a header verified before skips the HMAC while its key is cached, and stops with the key', async (t) => {
+  const key = await createKey(ts.svc.db.sql, ts.svc.pepper, account.id)
+  const auth = basic(key.keyId, key.secret)
+  const hits = () => ts.svc.auth.verifiedHits
+  t.equal((await from('127.0.0.51', '/v1/orgs', auth)).status, 200, 'verified the full way first')
+  const before = hits()
+  for (let i = 0; i < 3; i++) t.equal((await from('127.0.0.51', '/v1/orgs', auth)).status, 200)
+  t.equal(hits() - before, 3, 'then recognised three times')
+  // Another secret for the same key id is a different header: never recognised, always checked.
+  const wrong = await from('127.0.0.52', '/v1/orgs', basic(key.keyId, key.secret.slice(0, -1) + (key.secret.endsWith('A') ? 'B' : 'A')))
+  t.equal(wrong.status, 401, 'a wrong secret for a verified key id is refused')
+  t.equal(hits() - before, 3, 'and was not recognised')
+  // The same credentials spelled differently (scheme case) are verified the full way, then recognised too.
+  const spelled = auth.replace(/^Basic/, 'basic')
+  t.equal((await from('127.0.0.51', '/v1/orgs', spelled)).status, 200)
+  t.equal(hits() - before, 3, 'another spelling is not the verified header')
+  // Revoked in this process: the key's cache entry is dropped, and the header with it, at once.
+  await revokeKey(ts.svc.db.sql, key.keyId)
+  ts.svc.adminChanged({ key: key.keyId })
+  t.equal((await from('127.0.0.51', '/v1/orgs', auth)).status, 401, 'revoked here: refused at once')
+  t.equal(hits() - before, 3)
+  // Expiry: a header verified against an entry older than the cache time is checked against the database again.
+  const other = await createKey(ts.svc.db.sql, ts.svc.pepper, account.id)
+  const otherAuth = basic(other.keyId, other.secret)
+  t.equal((await from('127.0.0.53', '/v1/orgs', otherAuth)).status, 200)
+  const lookups = ts.svc.auth.lookups
+  now += 5000
+  t.equal((await from('127.0.0.53', '/v1/orgs', otherAuth)).status, 200, 'past the cache time: still valid')
+  t.equal(ts.svc.auth.lookups - lookups, 1, 'and checked against the database again, not recognised')
+  // Revoked by another process: refused at once where the database notifies (PostgreSQL), else once the cache time
+  // has passed, as for any cached key.
+  await ts.svc.db.sql`UPDATE api_keys SET revoked_at = now() WHERE key_id = ${other.keyId}`
+  now += 5000
+  t.equal((await from('127.0.0.53', '/v1/orgs', otherAuth)).status, 401, 'revoked elsewhere: refused within the cache time')
+})
+
+t.test('on one keep-alive connection: its verified header is recognised, any other header is checked in full', async (t) => {
+  const key = await createKey(ts.svc.db.sql, ts.svc.pepper, account.id)
+  const other = await createKey(ts.svc.db.sql, ts.svc.pepper, account.id)
+  const auth = basic(key.keyId, key.secret)
+  const wrong = basic(key.keyId, key.secret.slice(0, -1) + (key.secret.endsWith('A') ? 'B' : 'A'))
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  t.teardown(() => agent.destroy())
+  const ports = new Set<number>()
+  const get = (authorization: string) =>
+    new Promise<number>((resolve, reject) => {
+      const { port } = new URL(ts.url)
+      const req = request({ host: '127.0.0.1', port, path: '/v1/orgs', agent, localAddress: '127.0.0.61', headers: { authorization } }, (res) => {
+        ports.add(res.socket.localPort!)
+        res.resume()
+        res.on('end', () => resolve(res.statusCode ?? 0))
+      })
+      req.on('error', reject)
+      req.end()
+    })
+  const hits = () => ts.svc.auth.verifiedHits
+  t.equal(await get(auth), 200, 'verified the full way first')
+  const before = hits()
+  t.equal(await get(auth), 200)
+  t.equal(hits() - before, 1, 'the same header again: recognised')
+  t.equal(await get(wrong), 401, 'a wrong secret on the same connection is refused')
+  t.equal(await get(basic(other.keyId, other.secret)), 200, 'another key on the same connection is verified in full')
+  t.equal(hits() - before, 1, 'neither was recognised')
+  t.equal(await get(auth), 200, 'the first key again: recognised from the process-wide digest')
+  t.equal(hits() - before, 2)
+  t.equal(await get(wrong), 401, 'and the wrong secret is still refused')
+  t.equal(ports.size, 1, 'all on one connection')
+})

@@ -1,0 +1,168 @@
+/** Hostile and malformed input never yields a 5xx, a stack trace or SQL text (§7). */
+import { t } from '../helpers/file-test.ts'
+import { request } from 'node:http'
+import { connect } from 'node:net'
+import { startTestService } from '../helpers/service.ts'
+import { splitAnswers } from '../helpers/raw-http.ts'
+
+const ts = await startTestService(t)
+const org = ts.seed.orgs.find((o) => o.large)!
+const auth = await ts.keyHeader(org.accountId)
+const base = `/v1/orgs/${org.salesforceId}`
+const enc = encodeURIComponent
+
+const INJECTIONS = [
+  "'; DROP TABLE fields; --",
+  "1 OR 1=1",
+  "eq(id,1);DELETE FROM orgs",
+  "eq(name,'x'' OR ''1''=''1')",
+  "eq(apiName,\"x\\\" OR 1=1 --\")",
+  'in(id,' + '1,'.repeat(5000) + '1)',
+  '(((((((((((((((((((((((((((((((((((((((((((eq(id,1))))))))))))))))))))))))))))))))))))))))))',
+  'and('.repeat(2000) + 'eq(id,1)' + ')'.repeat(2000),
+  'eq(__proto__,1)',
+  'eq(constructor,1)',
+  'eq(id,99999999999999999999999)',
+  'gt(createdDate,2024-13-45)',
+  'eq(percentPopulated,NaN)',
+  'like(apiName,%)',
+  '\u0000',
+  '%',
+  'eq(id,%ZZ)',
+]
+
+t.test('injection attempts in filter, sort, fields, ids and limit', async (t) => {
+  const urls: string[] = []
+  for (const x of INJECTIONS) {
+    urls.push(`${base}/fields?filter=${enc(x)}`, `${base}/fields?sort=${enc(x)}`, `${base}/issues?fields=${enc(x)}`, `${base}/fields/${enc(x)}`, `${base}/fields?limit=${enc(x)}`, `${base}/issues/${enc(x)}`, `/v1/orgs/${enc(x)}/fields`)
+  }
+  for (const u of urls) {
+    const r = await ts.get(u, auth)
+    t.ok(r.status >= 200 && r.status < 500, `${u.slice(0, 80)} → ${r.status}`)
+    if (r.status >= 400) {
+      t.equal(typeof r.body?.error?.code, 'string', 'error envelope')
+      t.notMatch(r.text, /\bSELECT\b|\bFROM\b.*\bWHERE\b|at .*\.ts:\d+|node_modules/i, 'no SQL text or stack in the body')
+    }
+  }
+  const still = await ts.get(`${base}/fields?limit=1`, auth)
+  t.equal(still.status, 200, 'tables intact, service still serving')
+})
+
+t.test('unknown parameters, repeated parameters, bad encodings', async (t) => {
+  const cases: Array<[string, number, string]> = [
+    [`${base}/fields?foo=1`, 400, 'unknown_parameter'],
+    [`${base}/fields?limit=1&limit=2`, 400, 'invalid_parameter'],
+    [`${base}/fields?filter=${enc('eq(id,1)')}&filter=${enc('eq(id,2)')}`, 400, 'invalid_parameter'],
+    [`${base}/fields?fields=apiName`, 400, 'unknown_parameter'],
+    [`${base}/issues?fields=updatedAt`, 400, 'unknown_field'],
+    [`${base}/issues?fields=${enc('title,title')}`, 400, 'invalid_parameter'],
+    [`${base}/issues?fields=${enc('title,priority,title')}`, 400, 'invalid_parameter'],
+    [`${base}/fields?sort=${enc('label,-label')}`, 400, 'invalid_parameter'],
+    [`${base}/fields?sort=`, 400, 'invalid_parameter'],
+    [`${base}/fields?sort=${enc('-')}`, 400, 'invalid_parameter'],
+    [`${base}/fields?filter=${enc('eq(id,abc)')}`, 400, 'invalid_filter_value'],
+    [`${base}/fields?filter=${enc('eq(createdDate,notadate)')}`, 400, 'invalid_filter_value'],
+    [`${base}/fields?filter=${enc('like(percentPopulated,1*)')}`, 400, 'unsupported_filter_operator'],
+    [`${base}/fields?filter=${enc('unknownOp(id,1)')}`, 400, 'filter_parse_error'],
+    [`${base}/fields?%E0%A4%A=1`, 400, 'invalid_parameter'],
+    [`${base}/objects/abc/fields`, 400, 'invalid_id'],
+  ]
+  for (const [u, status, code] of cases) {
+    const r = await ts.get(u, auth)
+    t.equal(r.status, status, `${u} → ${status}`)
+    t.equal(r.body?.error?.code, code, `${u} → ${code}`)
+  }
+})
+
+t.test('issues never carry updatedAt; fields selects a sparse fieldset (§4.1, §9 changelog)', async (t) => {
+  const r = await ts.get(`${base}/issues?limit=5`, auth)
+  t.equal(r.status, 200)
+  t.ok(r.body.data.length > 0)
+  t.ok(r.body.data.length > 0, 'issues listed')
+  t.ok(r.body.data.every((i: Record<string, unknown>) => !('updatedAt' in i)), 'no updatedAt')
+  const s = await ts.get(`${base}/issues?fields=${enc('priority,title')}&limit=5`, auth)
+  t.same(Object.keys(s.body.data[0]), ['title', 'priority'], 'exactly the requested fields, in declaration order')
+})
+
+t.test('in(id,…) fetches many records in one request (§4.2)', async (t) => {
+  const page = await ts.get(`${base}/fields?limit=5`, auth)
+  const ids = page.body.data.map((f: { id: number }) => f.id)
+  const r = await ts.get(`${base}/fields?filter=${enc(`in(id,${ids.join(',')})`)}`, auth)
+  t.equal(r.status, 200)
+  t.same(r.body.data.map((f: { id: number }) => f.id).sort(), [...ids].sort())
+  const classic = await ts.get(`${base}/fields?filter=${enc(`in(id,(${ids.join(',')}))`)}`, auth)
+  t.same(classic.body.data.map((f: { id: number }) => f.id).sort(), [...ids].sort(), 'classic in(id,(…)) form')
+})
+
+t.test('methods, unknown paths, oversize requests', async (t) => {
+  const post = await ts.get(`${base}/fields`, auth, { method: 'POST' })
+  t.equal(post.status, 405)
+  t.equal(post.headers.get('allow'), 'GET, HEAD')
+  const del = await ts.get('/v1/orgs', auth, { method: 'DELETE' })
+  t.equal(del.status, 405)
+  const head = await fetch(ts.url + '/v1/orgs', { method: 'HEAD', headers: { authorization: auth } })
+  t.equal(head.status, 200, 'HEAD is served')
+  const nf = await ts.get('/v1/nothing-here', auth)
+  t.equal(nf.status, 404)
+  t.equal(nf.body.error.code, 'not_found')
+  const long = await ts.get(`${base}/fields?filter=${'a'.repeat(9000)}`, auth)
+  t.equal(long.status, 400, 'URL over 8 KB → 400')
+  const huge = await new Promise<number>((resolve) => {
+    const req = request(ts.url + '/v1/orgs', { headers: { authorization: auth, 'x-big': 'a'.repeat(20000) } }, (res) => {
+      res.resume()
+      resolve(res.statusCode ?? 0)
+    })
+    req.on('error', () => resolve(-1))
+    req.end()
+  })
+  t.equal(huge, 431, 'oversized headers → 431')
+  const ok = await ts.get(`${base}/fields?limit=1`, auth)
+  t.equal(ok.status, 200, 'still serving')
+})
+
+/** Sends raw bytes on one connection; resolves with everything the server wrote before closing. */
+function raw(payload: string): Promise<string> {
+  const { port } = new URL(ts.url)
+  return new Promise((resolve, reject) => {
+    const s = connect(Number(port), '127.0.0.1', () => s.write(payload))
+    let out = ''
+    s.setEncoding('utf8')
+    s.on('data', (d) => (out += d))
+    s.on('close', () => resolve(out))
+    s.on('error', reject)
+    s.setTimeout(5000, () => s.destroy(new Error(`no close within 5 s; got ${JSON.stringify(out.slice(0, 200))}`)))
+  })
+}
+
+/** The answers in a raw response stream: status and parsed JSON body of each. */
+function answers(stream: string): Array<{ status: number; body: any }> {
+  const { answers: out, rest } = splitAnswers(Buffer.from(stream, 'utf8'))
+  t.equal(rest.toString('utf8'), '', 'nothing but complete answers')
+  return out.map((a) => ({ status: a.status, body: JSON.parse(a.body) }))
+}
+
+t.test("Node's own rejections carry the error envelope too", async (t) => {
+  const noHost = answers(await raw(`GET ${base}/fields HTTP/1.1\r\nAuthorization: ${auth}\r\n\r\n`))
+  t.equal(noHost.length, 1)
+  t.equal(noHost[0].status, 400, 'HTTP/1.1 without Host → 400')
+  t.equal(noHost[0].body.error.code, 'invalid_parameter')
+  const expect = answers(await raw(`GET ${base}/fields HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nAuthorization: ${auth}\r\n\r\n`))
+  t.equal(expect[0].status, 417, 'Expect other than 100-continue → 417')
+  t.same(expect[0].body.error, { status: 417, title: 'Expectation Failed', detail: expect[0].body.error.detail, code: 'expectation_failed' })
+  const garbage = answers(await raw('NOT HTTP AT ALL\r\n\r\n'))
+  t.equal(garbage[0].status, 400)
+  t.equal(garbage[0].body.error.code, 'invalid_parameter')
+})
+
+t.test('a valid request pipelined before garbage still gets its own answer, then the 400', async (t) => {
+  const stream = await raw(
+    `GET ${base}/fields?limit=3 HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\n\r\n` +
+      `GET ${base}/objects?limit=2 HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\n\r\n` +
+      'GARBAGE\r\n\r\n',
+  )
+  const got = answers(stream)
+  t.same(got.map((a) => a.status), [200, 200, 400], 'both valid answers, in order, then the error')
+  t.equal(got[0].body.data.length, 3)
+  t.equal(got[1].body.data.length, 2)
+  t.equal(got[2].body.error.code, 'invalid_parameter')
+})

@@ -1,0 +1,54 @@
+/** Versioning (§3, §9): discovery, version header, deprecation headers, 410 after sunset (injected clock). */
+import { t } from '../helpers/file-test.ts'
+import { startTestService } from '../helpers/service.ts'
+
+t.test('current version', async (t) => {
+  const ts = await startTestService(t)
+  const root = await ts.get('/')
+  t.equal(root.status, 200, 'GET / is unauthenticated')
+  t.same(root.body, { versions: [{ name: 'v1', status: 'current' }] })
+  const org = ts.seed.orgs.find((o) => o.large)!
+  const auth = await ts.keyHeader(org.accountId)
+  const r = await ts.get('/v1/orgs', auth)
+  t.equal(r.headers.get('x-orgscan-api-version'), '1')
+  t.equal(r.headers.get('deprecation'), null, 'no Deprecation header on a current version')
+  const err = await ts.get('/v1/orgs')
+  t.equal(err.status, 401)
+  t.equal(err.headers.get('x-orgscan-api-version'), '1', 'the version header is on errors too')
+  const unknown = await ts.get('/v1/nothing-here', auth)
+  t.equal(unknown.status, 404)
+  t.equal(unknown.headers.get('x-orgscan-api-version'), '1', 'the version header on a 404 under /v1')
+  const post = await ts.get('/v1/orgs', auth, { method: 'POST' })
+  t.equal(post.status, 405)
+  t.equal(post.headers.get('x-orgscan-api-version'), '1', 'the version header on a 405 under /v1')
+  t.equal((await ts.get('/')).headers.get('x-orgscan-api-version'), null, 'GET / is unversioned')
+  for (const p of ['/orgs', '/orgs/00D000000000001', '/mcp/../orgs', '/v2/orgs', '/V1/orgs']) {
+    const u = await ts.get(p, auth)
+    t.equal(u.status, 404, `${p} → 404 (unversioned and unknown paths are gone)`)
+    t.equal(u.body.error.code, 'not_found')
+  }
+})
+
+t.test('deprecated version, then removed at its sunset date', async (t) => {
+  let now = Date.parse('2027-03-30T23:59:59Z')
+  const ts = await startTestService(t, {
+    clock: () => now,
+    config: { versions: [{ name: 'v1', status: 'deprecated', sunsetDate: '2027-03-31' }] },
+  })
+  const org = ts.seed.orgs.find((o) => o.large)!
+  const auth = await ts.keyHeader(org.accountId)
+  const root = await ts.get('/')
+  t.same(root.body, { versions: [{ name: 'v1', status: 'deprecated', sunsetDate: '2027-03-31' }] })
+  const r = await ts.get('/v1/orgs', auth)
+  t.equal(r.status, 200)
+  t.equal(r.headers.get('deprecation'), 'true')
+  t.equal(r.headers.get('sunset'), 'Wed, 31 Mar 2027 00:00:00 GMT')
+  const e = await ts.get('/v1/orgs/bad-id', auth)
+  t.equal(e.headers.get('deprecation'), 'true', 'deprecation headers on errors too')
+  now = Date.parse('2027-03-31T00:00:00Z')
+  const gone = await ts.get('/v1/orgs', auth)
+  t.equal(gone.status, 410, 'sunset version → 410 Gone')
+  t.equal(gone.body.error.code, 'gone')
+  const root2 = await ts.get('/')
+  t.same(root2.body, { versions: [] }, 'a removed version is no longer listed')
+})
