@@ -24,7 +24,7 @@ const START = (() => {
 /**
  * The served command as `npm start` runs it — its Node flags, `bin/orgscan.js serve` — plus `--json` (the URL on
  * stdout), to be started with `SERVE_ENV` in its environment: the bench measures the service as it is deployed
- * (test/serve-flags.test.ts keeps the command's shebang equal to them).
+ * (test/cli/serve-flags.test.ts keeps the command's shebang equal to them).
  */
 export const SERVE_ARGS: string[] = [...startCommand().slice(1), '--json']
 /** The variables `npm start` sets before `node` (its leading `NAME=value` words): the C allocator's tunables. */

@@ -2,12 +2,12 @@
  * Per-resource conformance suite, generated from the registry: every list, single-record and
  * singleton endpoint is exercised over HTTP against the real server. Section numbers refer to the contract.
  */
-import t from 'tap'
-import { registry } from '../resources/index.ts'
-import { compileRegistry } from '../runtime/registry.ts'
-import { startTestService, createUser, grantOrgAccess } from './helpers/service.ts'
-import { isSorted, literal, parseSortString } from './helpers/records.ts'
-import { openApiChecker } from './helpers/openapi-check.ts'
+import { t } from '../helpers/file-test.ts'
+import { registry } from '../../resources/index.ts'
+import { compileRegistry } from '../../runtime/registry.ts'
+import { startTestService, createUser, grantOrgAccess } from '../helpers/service.ts'
+import { isSorted, literal, parseSortString } from '../helpers/records.ts'
+import { openApiChecker } from '../helpers/openapi-check.ts'
 
 const resources = compileRegistry(registry)
 const ts = await startTestService(t)

@@ -5,12 +5,12 @@
  * server (docs/decisions.md "Memory"); this keeps the two in step, and checks that a process started with them runs
  * the command and that its C library took the tunables.
  */
-import t from 'tap'
+import { t } from '../helpers/file-test.ts'
 import { existsSync, readFileSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
-import { startCommand, startEnv, SERVE_ARGS, SERVE_ENV } from './bench/load.ts'
+import { startCommand, startEnv, SERVE_ARGS, SERVE_ENV } from '../bench/load.ts'
 
-const root = new URL('../', import.meta.url).pathname
+const root = new URL('../../', import.meta.url).pathname
 
 const TUNABLES = 'glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072'
 
@@ -23,7 +23,7 @@ t.test('npm start and the command’s shebang pass the same Node flags and envir
   const flags = start.slice(1, -2)
   t.ok(flags.includes('--max-semi-space-size=2'), 'a young generation of at most 2 MB')
   t.ok(flags.includes('--heap-growing-percent=30'), 'an old generation that grows by 30 % between full collections')
-  const shebang = readFileSync(new URL('../bin/orgscan.js', import.meta.url), 'utf8').split('\n')[0]
+  const shebang = readFileSync(new URL('../../bin/orgscan.js', import.meta.url), 'utf8').split('\n')[0]
   t.equal(shebang, `#!/usr/bin/env -S GLIBC_TUNABLES=${TUNABLES} node ${flags.join(' ')}`, 'the shebang passes the same')
   t.ok(shebang.length < 256, 'within the length Linux reads of a shebang line')
   t.same(SERVE_ARGS, [...flags, 'bin/orgscan.js', 'serve', '--json'], 'the bench serves with them')
@@ -39,7 +39,7 @@ t.test('Node accepts the flags: the command runs with them', async (t) => {
 })
 
 t.test('the installed command runs through its shebang, environment included', async (t) => {
-  const r = spawnSync(new URL('../bin/orgscan.js', import.meta.url).pathname, ['--version'], { cwd: root, encoding: 'utf8' })
+  const r = spawnSync(new URL('../../bin/orgscan.js', import.meta.url).pathname, ['--version'], { cwd: root, encoding: 'utf8' })
   t.equal(r.status, 0, r.stderr)
   t.match(r.stdout, /^orgscan \d+\.\d+\.\d+\n$/)
 })

@@ -5,16 +5,16 @@
  * org records are equal, and both services export byte-identical bundles in the other format. Driven by the registry.
  * On the embedded database both commands reach the running services through their admin sockets.
  */
-import t from 'tap'
+import { t } from '../helpers/file-test.ts'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { registry } from '../resources/index.ts'
-import { compileRegistry, type CompiledResource } from '../runtime/registry.ts'
-import { columnName } from '../runtime/fields.ts'
-import { createAccount } from '../runtime/admin.ts'
-import { startTestService, TEST_PEPPER, type TestService } from './helpers/service.ts'
-import { runCli } from './helpers/cli.ts'
+import { registry } from '../../resources/index.ts'
+import { compileRegistry, type CompiledResource } from '../../runtime/registry.ts'
+import { columnName } from '../../runtime/fields.ts'
+import { createAccount } from '../../runtime/admin.ts'
+import { startTestService, TEST_PEPPER, type TestService } from '../helpers/service.ts'
+import { runCli } from '../helpers/cli.ts'
 
 const resources = compileRegistry(registry)
 const orgScoped = resources.filter((c) => c.decl.scope === 'org')

@@ -7,16 +7,16 @@
  * A fresh database per file on TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); when
  * TEST_DATABASE_URL is unset and that server is not reachable, the file is skipped.
  */
-import { endFile, t } from './helpers/file-test.ts'
+import { endFile, t } from '../helpers/file-test.ts'
 import net from 'node:net'
 import { randomBytes, randomUUID } from 'node:crypto'
 import postgres from 'postgres'
-import { migrate } from '../runtime/db/migrate.ts'
-import { ApiError } from '../runtime/errors.ts'
-import type { Logger } from '../runtime/log.ts'
-import type { Principal } from '../runtime/auth/principal.ts'
-import type { QuotaCharge } from '../runtime/quota/types.ts'
-import { PgQuota, type PgQuotaOptions } from '../runtime/quota/pg-quota.ts'
+import { migrate } from '../../runtime/db/migrate.ts'
+import { ApiError } from '../../runtime/errors.ts'
+import type { Logger } from '../../runtime/log.ts'
+import type { Principal } from '../../runtime/auth/principal.ts'
+import type { QuotaCharge } from '../../runtime/quota/types.ts'
+import { PgQuota, type PgQuotaOptions } from '../../runtime/quota/pg-quota.ts'
 
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const silent = () => {}

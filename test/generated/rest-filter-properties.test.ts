@@ -4,14 +4,14 @@
  * combinations under and/or/not. Every answer is a 200 list envelope or a 400 in the error envelope with a code of the
  * error table and `parameter: "filter"`. (It caught in(isSandbox,true) answering 500.)
  */
-import t from 'tap'
+import { t } from '../helpers/file-test.ts'
 import fc from 'fast-check'
-import { registry } from '../resources/index.ts'
-import { compileRegistry, type CompiledResource } from '../runtime/registry.ts'
-import { ERROR_CODES } from '../runtime/errors.ts'
-import type { FieldKind } from '../runtime/fields.ts'
-import { startTestService } from './helpers/service.ts'
-import { updateAccount } from '../runtime/admin.ts'
+import { registry } from '../../resources/index.ts'
+import { compileRegistry, type CompiledResource } from '../../runtime/registry.ts'
+import { ERROR_CODES } from '../../runtime/errors.ts'
+import type { FieldKind } from '../../runtime/fields.ts'
+import { startTestService } from '../helpers/service.ts'
+import { updateAccount } from '../../runtime/admin.ts'
 
 // Nothing here changes keys, orgs or grants: the production bounds of the key and org-state caches (the tests'
 // default reads both on every request) leave the thousands of requests below to the filters.

@@ -3,12 +3,12 @@
  * helper. The server is TEST_DATABASE_URL; when unset, postgres://postgres@127.0.0.1:5432/test if it is
  * reachable; otherwise the server tests are skipped (with the reason).
  */
-import t from 'tap'
+import { t } from '../helpers/file-test.ts'
 import fs from 'node:fs'
 import postgres from 'postgres'
-import { openDatabase, describeDatabaseUrl } from '../runtime/db/connect.ts'
-import { createTestDatabase, createFreshPostgresDatabase, withDatabase } from './helpers/test-db.ts'
-import { dropOrphanTestDatabases } from './helpers/template-databases.ts'
+import { openDatabase, describeDatabaseUrl } from '../../runtime/db/connect.ts'
+import { createTestDatabase, createFreshPostgresDatabase, withDatabase } from '../helpers/test-db.ts'
+import { dropOrphanTestDatabases } from '../helpers/template-databases.ts'
 import { randomBytes } from 'node:crypto'
 
 const DEFAULT_SERVER = 'postgres://postgres@127.0.0.1:5432/test'

@@ -7,15 +7,15 @@
  * A fresh database per file on TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); when
  * TEST_DATABASE_URL is unset and that server is not reachable, the PostgreSQL part is skipped.
  */
-import t from 'tap'
+import { t } from '../helpers/file-test.ts'
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
-import { migrate } from '../runtime/db/migrate.ts'
-import { createTestDatabase } from './helpers/test-db.ts'
-import type { Logger } from '../runtime/log.ts'
-import type { Principal } from '../runtime/auth/principal.ts'
-import type { QuotaCharge } from '../runtime/quota/types.ts'
-import { PgQuota, type PgQuotaOptions } from '../runtime/quota/pg-quota.ts'
+import { migrate } from '../../runtime/db/migrate.ts'
+import { createTestDatabase } from '../helpers/test-db.ts'
+import type { Logger } from '../../runtime/log.ts'
+import type { Principal } from '../../runtime/auth/principal.ts'
+import type { QuotaCharge } from '../../runtime/quota/types.ts'
+import { PgQuota, type PgQuotaOptions } from '../../runtime/quota/pg-quota.ts'
 
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const silent = () => {}
@@ -215,9 +215,9 @@ t.test('PostgreSQL: several processes on one database', async (t) => {
 // ---- embedded PGlite ------------------------------------------------------------------------------------
 
 t.test('embedded PGlite: one process, limit 100, 300 concurrent charges', async (t) => {
-  let open: typeof import('../runtime/db/connect.ts').openDatabase
+  let open: typeof import('../../runtime/db/connect.ts').openDatabase
   try {
-    open = (await import('../runtime/db/connect.ts')).openDatabase
+    open = (await import('../../runtime/db/connect.ts')).openDatabase
   } catch (e) {
     t.plan(0, `embedded database unavailable: ${(e as Error).message}`)
     return

@@ -3,16 +3,17 @@
  * source changes, and bin/orgscan.js runs the bundle, not the sources through tsx (docs/decisions.md "Memory": tsx
  * costs a served process about 45 MB). Tested on a small project of the test's own, then on the checkout.
  */
-import t, { type Test } from 'tap'
+import { type Test } from 'tap'
+import { t } from '../helpers/file-test.ts'
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createBuilder, builder } from '../scripts/build.js'
-import { createTestDatabase } from './helpers/test-db.ts'
-import { spawnServer } from './helpers/server-process.ts'
+import { createBuilder, builder } from '../../scripts/build.js'
+import { createTestDatabase } from '../helpers/test-db.ts'
+import { spawnServer } from '../helpers/server-process.ts'
 
-const root = new URL('../', import.meta.url).pathname
+const root = new URL('../../', import.meta.url).pathname
 
 /** A project: main.ts imports lib/note.ts, which reads lib/note.txt beside itself through import.meta.url. */
 function project(dir: string) {
