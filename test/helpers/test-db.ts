@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs/promises'
-import { cpSync, readdirSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdirSync, readdirSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import postgres from 'postgres'
@@ -43,17 +43,30 @@ export async function createTestDatabase(opts: { template?: TemplateKind; embedd
   if (adminUrl) return { ...(await createFreshPostgresDatabase(adminUrl, template?.database)), seed: template?.seed }
   const dataDir = await fs.mkdtemp(scratchFolderPrefix())
   if (template) {
-    // cpSync: about 0.2 s of CPU for the template's 1,200 files, where the promise-based cp (with a filter) took 0.55 s,
-    // once per embedded test service. A lock or socket a crashed builder might have left is removed from the copy (the
-    // builder closes cleanly normally).
-    cpSync(template.dir, dataDir, { recursive: true })
-    for (const f of readdirSync(dataDir)) if (/^(orgscan\.lock|\.s\.PGSQL\.\d+(\.lock)?)$/.test(f)) rmSync(path.join(dataDir, f), { force: true })
+    copyFolder(template.dir, dataDir)
   }
   return {
     dataDir,
     seed: template?.seed,
     label: `embedded PGlite at ${dataDir}`,
     drop: once(() => fs.rm(dataDir, { recursive: true, force: true })),
+  }
+}
+
+/**
+ * Copies the template's files into `to` (which exists), once per embedded test service: a directory read and a
+ * kernel-side file copy per file, about half the CPU of `cpSync` (which stats every file twice and sets its mode; the
+ * promise-based `cp` took five times as much). A lock or socket a crashed builder might have left at the top is not
+ * copied (the builder closes cleanly normally).
+ */
+function copyFolder(from: string, to: string, top = true): void {
+  for (const e of readdirSync(from, { withFileTypes: true })) {
+    const src = path.join(from, e.name)
+    const dst = path.join(to, e.name)
+    if (e.isDirectory()) {
+      mkdirSync(dst)
+      copyFolder(src, dst, false)
+    } else if (!(top && /^(orgscan\.lock|\.s\.PGSQL\.\d+(\.lock)?)$/.test(e.name))) copyFileSync(src, dst)
   }
 }
 
