@@ -65,7 +65,8 @@ export async function startTestService(
     dataDir: db.dataDir ?? 'memory://',
     databaseUrl: db.databaseUrl,
     pepper: TEST_PEPPER,
-    authCacheMs: 0,
+    // Authentication is cached as in production (ORGSCAN_AUTH_CACHE_MS, 5 s): a test that changes keys behind the
+    // service's back and wants the change seen at once asks for `authCacheMs: 0`.
     // Tests change orgs and grants behind the service's back (direct SQL, imports in the test process): the org
     // state is read every time unless a test asks for the production bound. The response cache is on (it is keyed
     // by the scan read, so such changes cannot make it serve a stale answer).
