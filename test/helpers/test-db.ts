@@ -70,6 +70,24 @@ function copyFolder(from: string, to: string, top = true): void {
   }
 }
 
+/**
+ * A new database of its own for a test of PostgreSQL itself (the quota engine's SQL, several processes on one server):
+ * on TEST_DATABASE_URL, else on the local server (postgres://postgres@127.0.0.1:5432/test). Undefined when that
+ * server cannot be reached and TEST_DATABASE_URL is unset (the caller skips, saying so); with TEST_DATABASE_URL, an
+ * unreachable server is an error.
+ */
+export async function postgresForTest(): Promise<(TestDatabase & { databaseUrl: string }) | undefined> {
+  const adminUrl = process.env.TEST_DATABASE_URL ?? LOCAL_POSTGRES
+  try {
+    const db = await createFreshPostgresDatabase(adminUrl)
+    return { ...db, databaseUrl: db.databaseUrl! }
+  } catch (e) {
+    if (process.env.TEST_DATABASE_URL) throw e
+    return undefined
+  }
+}
+const LOCAL_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test'
+
 /** Creates a uniquely named database on the server of `adminUrl` (which must allow CREATE DATABASE), optionally a copy of `template`. */
 export async function createFreshPostgresDatabase(adminUrl: string, template?: string): Promise<TestDatabase> {
   const name = `orgscan_t_${process.pid}_${randomBytes(4).toString('hex')}`

@@ -8,16 +8,14 @@
  * TEST_DATABASE_URL is unset and that server is not reachable, the PostgreSQL part is skipped.
  */
 import { t } from '../helpers/file-test.ts'
-import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import { migrate } from '../../runtime/db/migrate.ts'
-import { createTestDatabase } from '../helpers/test-db.ts'
+import { createTestDatabase, postgresForTest } from '../helpers/test-db.ts'
 import type { Logger } from '../../runtime/log.ts'
 import type { Principal } from '../../runtime/auth/principal.ts'
 import type { QuotaCharge } from '../../runtime/quota/types.ts'
 import { PgQuota, type PgQuotaOptions } from '../../runtime/quota/pg-quota.ts'
 
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const silent = () => {}
 const quietLog: Logger = { info: silent, warn: silent, error: silent }
 
@@ -53,31 +51,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 // ---- PostgreSQL ----------------------------------------------------------------------------------------
 
-async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> } | undefined> {
-  const name = `orgscan_q_${randomBytes(6).toString('hex')}`
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: silent, connect_timeout: 5 })
-  try {
-    await admin.unsafe(`CREATE DATABASE "${name}"`)
-  } catch (e) {
-    await admin.end({ timeout: 1 }).catch(silent)
-    if (process.env.TEST_DATABASE_URL) throw e
-    return undefined
-  }
-  const u = new URL(ADMIN_URL)
-  u.pathname = `/${name}`
-  return {
-    url: u.toString(),
-    drop: async () => {
-      await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
-      await admin.end({ timeout: 2 })
-    },
-  }
-}
-
 t.test('PostgreSQL: several processes on one database', async (t) => {
-  const fresh = await freshDatabase()
+  const fresh = await postgresForTest()
   if (!fresh) {
-    t.plan(0, `PostgreSQL not reachable at ${ADMIN_URL} (set TEST_DATABASE_URL to require it)`)
+    t.plan(0, 'PostgreSQL not reachable at 127.0.0.1:5432 (set TEST_DATABASE_URL to require it)')
     return
   }
   const pools: postgres.Sql[] = []
@@ -87,14 +64,14 @@ t.test('PostgreSQL: several processes on one database', async (t) => {
     for (const p of pools) await p.end({ timeout: 2 }).catch(silent)
     await fresh.drop()
   })
-  const sql = postgres(fresh.url, { max: 4, onnotice: silent })
+  const sql = postgres(fresh.databaseUrl, { max: 4, onnotice: silent })
   pools.push(sql)
   await migrate(sql)
 
   /** n engines, each with its own pool (a separate "process"). */
   async function processes(n: number, o: Partial<PgQuotaOptions> = {}): Promise<PgQuota[]> {
     const qs = Array.from({ length: n }, () => {
-      const pool = postgres(fresh!.url, { max: 4, onnotice: silent })
+      const pool = postgres(fresh!.databaseUrl, { max: 4, onnotice: silent })
       pools.push(pool)
       const q = new PgQuota(pool, Date.now, quietLog, { listen: true, ...o })
       quotas.push(q)

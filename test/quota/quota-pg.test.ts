@@ -8,8 +8,9 @@
  * TEST_DATABASE_URL is unset and that server is not reachable, the file is skipped.
  */
 import { endFile, t } from '../helpers/file-test.ts'
+import { postgresForTest } from '../helpers/test-db.ts'
 import net from 'node:net'
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import postgres from 'postgres'
 import { migrate } from '../../runtime/db/migrate.ts'
 import { ApiError } from '../../runtime/errors.ts'
@@ -18,7 +19,6 @@ import type { Principal } from '../../runtime/auth/principal.ts'
 import type { QuotaCharge } from '../../runtime/quota/types.ts'
 import { PgQuota, type PgQuotaOptions } from '../../runtime/quota/pg-quota.ts'
 
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const silent = () => {}
 
 // ---- database per file -------------------------------------------------------------------------------
@@ -30,31 +30,16 @@ function pool(url: string, o: postgres.Options<{}> = {}): postgres.Sql {
   return p
 }
 
-async function freshDatabase(): Promise<string | undefined> {
-  const name = `orgscan_q_${randomBytes(6).toString('hex')}`
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: silent, connect_timeout: 5 })
-  try {
-    await admin.unsafe(`CREATE DATABASE "${name}"`)
-  } catch (e) {
-    await admin.end({ timeout: 1 }).catch(silent)
-    if (process.env.TEST_DATABASE_URL) throw e
-    return undefined
-  }
-  t.teardown(async () => {
-    for (const p of pools) await p.end({ timeout: 2 }).catch(silent)
-    await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
-    await admin.end({ timeout: 2 })
-  })
-  const u = new URL(ADMIN_URL)
-  u.pathname = `/${name}`
-  return u.toString()
-}
-
-const url = await freshDatabase()
-if (!url) {
-  t.plan(0, `PostgreSQL not reachable at ${ADMIN_URL} (set TEST_DATABASE_URL to require it)`)
+const fresh = await postgresForTest()
+if (!fresh) {
+  t.plan(0, 'PostgreSQL not reachable at 127.0.0.1:5432 (set TEST_DATABASE_URL to require it)')
   endFile()
 }
+t.teardown(async () => {
+  for (const p of pools) await p.end({ timeout: 2 }).catch(silent)
+  await fresh.drop()
+})
+const url = fresh.databaseUrl
 const sql = pool(url)
 await migrate(sql)
 
