@@ -147,15 +147,19 @@ t.test('a group runs the files of its folder in one process: each a subtest of i
   t.same([alone.status, /^1\.\.0 # not on this run$/m.test(alone.stdout), alone.stdout.includes('went on')], [0, true, false], 'a file run as its own process: endFile exits with 0 after its plan')
 })
 
-t.test('tap starts the files directly under test/; each folder of test files is a group that one of them runs', async (t) => {
+t.test('tap starts the files directly under test/ and those of test/alone/ (each with the machine to itself); every other folder of test files is a group one of them runs', async (t) => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
-  t.same(pkg.tap.include, ['test/*.test.ts'], 'tap starts only the files directly under test/')
-  const folders = readdirSync(new URL('./', import.meta.url), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name)
+  t.same(pkg.tap.include, ['test/*.test.ts', 'test/alone/*.test.ts'], 'tap starts only the files directly under test/ and test/alone/')
+  t.same(pkg.tap.serial, ['test/alone'], 'the files of test/alone/ run while no other test file runs')
+  t.ok(readdirSync(new URL('./alone/', import.meta.url)).some((n) => n.endsWith('.test.ts')), 'test/alone/ holds a test file')
+  const folders = readdirSync(new URL('./', import.meta.url), { withFileTypes: true }).filter((e) => e.isDirectory() && e.name !== 'alone').map((e) => e.name)
   const groups = folders.filter((f) => readdirSync(new URL(`./${f}/`, import.meta.url), { recursive: true }).some((n) => String(n).endsWith('.test.ts')))
   t.ok(groups.length >= 5, `the groups: ${groups.join(', ')}`)
-  for (const g of groups) {
+  for (const g of [...groups, 'alone']) {
     const nested = readdirSync(new URL(`./${g}/`, import.meta.url), { recursive: true }).map(String).filter((n) => n.endsWith('.test.ts') && n.includes('/'))
-    t.same(nested, [], `test/${g}/: no test file in a folder of its own (a group runs its folder's files only)`)
+    t.same(nested, [], `test/${g}/: no test file in a folder of its own (tap would not start it, and no group runs it)`)
+  }
+  for (const g of groups) {
     let runner = ''
     try {
       runner = readFileSync(new URL(`./${g}.test.ts`, import.meta.url), 'utf8')

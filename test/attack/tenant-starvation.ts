@@ -1,7 +1,7 @@
 /**
  * The tenant-starvation attack: account A keeps `concurrency` of the most expensive legal requests in flight (each
  * one distinct, so no response cache can answer it) while account B sends ordinary requests one after the other;
- * reports what B saw. Used by test/fairness.test.ts; also
+ * reports what B saw. Used by test/alone/fairness.test.ts; also
  * runnable against any server:
  *
  *   node --import tsx test/attack/tenant-starvation.ts URL A_KEY_ID:A_SECRET A_ORG_ID B_KEY_ID:B_SECRET B_ORG_ID [SECONDS]

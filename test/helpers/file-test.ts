@@ -13,9 +13,10 @@
  * on a 2-core machine before its first test (Node, tap, the test's modules compiled and optimised again, memory touched
  * for the first time): shared by a folder of files, the suite runs in far less time (docs/decisions.md "The test
  * suite"). What a file gives up is a process of its own: a throw outside its tests ends the group's process, and a
- * file that depends on process-wide state (async hooks, its own process's resource use, timing measured with the
- * machine to itself) stays directly under `test/`. A file that does not apply to a run ends with `endFile()`, never
- * `process.exit`.
+ * file that depends on process-wide state (async hooks, its own process's resource use) stays directly under `test/`.
+ * A file that measures latency under a load of its own making (the 10-second attack of `test/alone/`) runs with the
+ * machine to itself: tap's `serial` runs the files of `test/alone/` while no other test file runs. A file that does
+ * not apply to a run ends with `endFile()`, never `process.exit`.
  */
 import { readdirSync } from 'node:fs'
 import { relative } from 'node:path'
