@@ -26,7 +26,7 @@ let server
 /** From a 'close' request until the next 'open': PGlite is being closed, or is closed. */
 let closing = false
 /** The open in progress or done (a 'close' waits for it). @type {Promise<void>} */
-let opened
+let opened = Promise.resolve()
 
 /** @param {import('./embedded-protocol.ts').WorkerMessage} msg */
 function post(msg) {
@@ -73,17 +73,20 @@ async function open(input) {
   post({ type: 'ready', endpoint, openMs })
 }
 
-opened = open(input)
-opened.catch(fatal)
+/** Opens the thread's next database; a failure to open ends the thread. @param {import('./embedded-protocol.ts').WorkerInput} next */
+function begin(next) {
+  closing = false
+  opened = open(next)
+  opened.catch(fatal)
+}
+
+begin(input)
 
 port.on('message', (/** @type {import('./embedded-protocol.ts').MainMessage} */ msg) => {
   if (msg.type === 'open') {
     // A thread kept by embedded.ts after a clean close, given its next database.
     if (!closing) return fatal(new Error('open requested while a database is open'))
-    closing = false
-    opened = open(msg.input)
-    opened.catch(fatal)
-    return
+    return begin(msg.input)
   }
   if (msg.type !== 'close' || closing) return
   closing = true

@@ -7,11 +7,11 @@ import { t } from '../helpers/file-test.ts'
 import fs from 'node:fs'
 import postgres from 'postgres'
 import { openDatabase, describeDatabaseUrl } from '../../runtime/db/connect.ts'
-import { createTestDatabase, createFreshPostgresDatabase, withDatabase } from '../helpers/test-db.ts'
+import { createTestDatabase, createFreshPostgresDatabase, LOCAL_POSTGRES, withDatabase } from '../helpers/test-db.ts'
 import { dropOrphanTestDatabases } from '../helpers/template-databases.ts'
 import { randomBytes } from 'node:crypto'
 
-const DEFAULT_SERVER = 'postgres://postgres@127.0.0.1:5432/test'
+const DEFAULT_SERVER = LOCAL_POSTGRES
 const FAKE_PASSWORD = 'Not-A-Real-Secret-4711'
 
 async function reachable(url: string): Promise<string | undefined> {

@@ -79,17 +79,17 @@ function copyFolder(from: string, to: string, top = true): void {
 export async function postgresForTest(): Promise<(TestDatabase & { databaseUrl: string }) | undefined> {
   const adminUrl = process.env.TEST_DATABASE_URL ?? LOCAL_POSTGRES
   try {
-    const db = await createFreshPostgresDatabase(adminUrl)
-    return { ...db, databaseUrl: db.databaseUrl! }
+    return await createFreshPostgresDatabase(adminUrl)
   } catch (e) {
     if (process.env.TEST_DATABASE_URL) throw e
     return undefined
   }
 }
-const LOCAL_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test'
+/** The local server the PostgreSQL tests use when TEST_DATABASE_URL is unset. */
+export const LOCAL_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test'
 
 /** Creates a uniquely named database on the server of `adminUrl` (which must allow CREATE DATABASE), optionally a copy of `template`. */
-export async function createFreshPostgresDatabase(adminUrl: string, template?: string): Promise<TestDatabase> {
+export async function createFreshPostgresDatabase(adminUrl: string, template?: string): Promise<TestDatabase & { databaseUrl: string }> {
   const name = `orgscan_t_${process.pid}_${randomBytes(4).toString('hex')}`
   await withAdmin(adminUrl, (sql) => sql.unsafe(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ''}`))
   return {

@@ -5,13 +5,11 @@
  * within 5 s (the bound when a notification is lost; with migration 006's notifications, at once). Needs a PostgreSQL server: the embedded database belongs to one process.
  */
 import { t } from '../helpers/file-test.ts'
-import postgres from 'postgres'
 import { readFileSync } from 'node:fs'
 import { basic } from '../helpers/service.ts'
 import { spawnServer, type ServerProcess } from '../helpers/server-process.ts'
 import { createFreshPostgresDatabase } from '../helpers/test-db.ts'
-import { migrate } from '../../runtime/db/migrate.ts'
-import { seedDemo } from '../../demo/seed.ts'
+import { servedPostgres } from '../helpers/served-postgres.ts'
 import { compileRegistry } from '../../runtime/registry.ts'
 import { registry } from '../../resources/index.ts'
 import { createKey, createUser, grantOrgAccess, revokeKey } from '../../runtime/admin.ts'
@@ -30,15 +28,10 @@ async function until(probe: () => Promise<boolean>, maxMs: number): Promise<numb
 }
 
 t.test('changes reach every process within their bounds', { skip: PG ? false : 'needs TEST_DATABASE_URL (PostgreSQL): the embedded database belongs to one process' }, async (t) => {
-  const fresh = await createFreshPostgresDatabase(PG!)
-  t.teardown(() => fresh.drop())
-  const sql = postgres(fresh.databaseUrl!, { max: 2, onnotice: () => undefined })
-  t.teardown(() => sql.end())
-  await migrate(sql)
-  const resources = compileRegistry(registry)
-  const seed = await seedDemo(sql, resources, { scale: 0.01 })
-  const org = seed.orgs.find((o) => o.large)!
   const pepper = 'hot-reads-pepper-0123456789abcdefghijk'
+  const { sql, seed, env: served } = await servedPostgres(t, await createFreshPostgresDatabase(PG!), pepper)
+  const resources = compileRegistry(registry)
+  const org = seed.orgs.find((o) => o.large)!
   const key = await createKey(sql, pepper, org.accountId)
   const user = await createUser(sql, org.accountId, { email: 'hot@example.com', name: 'Hot' })
   await grantOrgAccess(sql, user.id, org.salesforceId)
@@ -46,8 +39,8 @@ t.test('changes reach every process within their bounds', { skip: PG ? false : '
   const bundle = JSON.parse(readFileSync(new URL('../../examples/scan-bundle.json', import.meta.url), 'utf8')) as ScanBundle
   await importScan(sql, resources, org.accountId, bundle)
 
-  // Production bounds (the defaults), not the tests' zero.
-  const env = { ...process.env, DATABASE_URL: fresh.databaseUrl, ORGSCAN_PEPPER: pepper, ORGSCAN_SEED_DEMO: 'false', ORGSCAN_AUTH_CACHE_MS: '5000', ORGSCAN_ORG_CACHE_MS: '1000' }
+  // Production bounds (the defaults), not the tests' zero org-state time.
+  const env = served({ ORGSCAN_AUTH_CACHE_MS: '5000', ORGSCAN_ORG_CACHE_MS: '1000' })
   const start = async () => {
     const p = await spawnServer(env)
     t.teardown(() => p.stop(0))

@@ -4,33 +4,23 @@
  * PostgreSQL server: the embedded database belongs to one process.
  */
 import { t } from '../helpers/file-test.ts'
-import postgres from 'postgres'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { basic } from '../helpers/service.ts'
 import { spawnServer, type ServerProcess } from '../helpers/server-process.ts'
 import { createFreshPostgresDatabase } from '../helpers/test-db.ts'
 import { initializeBody, rpc } from '../helpers/mcp.ts'
-import { migrate } from '../../runtime/db/migrate.ts'
-import { seedDemo } from '../../demo/seed.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
-import { registry } from '../../resources/index.ts'
+import { servedPostgres } from '../helpers/served-postgres.ts'
 import { createKey } from '../../runtime/admin.ts'
 
 const PG = process.env.TEST_DATABASE_URL
 t.test('two processes serve one session', { skip: PG ? false : 'needs TEST_DATABASE_URL (PostgreSQL): the embedded database belongs to one process' }, async (t) => {
-  const fresh = await createFreshPostgresDatabase(PG!)
-  t.teardown(() => fresh.drop())
-  const sql = postgres(fresh.databaseUrl!, { max: 1, onnotice: () => undefined })
-  t.teardown(() => sql.end())
-  await migrate(sql)
-  const seed = await seedDemo(sql, compileRegistry(registry), { scale: 0.01 })
-  const org = seed.orgs.find((o) => o.large)!
   const pepper = 'processes-pepper-0123456789abcdefghijk'
+  const { sql, seed, env } = await servedPostgres(t, await createFreshPostgresDatabase(PG!), pepper)
+  const org = seed.orgs.find((o) => o.large)!
   const key = await createKey(sql, pepper, org.accountId)
   const authorization = basic(key.keyId, key.secret)
-  const env = { ...process.env, DATABASE_URL: fresh.databaseUrl, ORGSCAN_PEPPER: pepper, ORGSCAN_SEED_DEMO: 'false' }
   const start = async () => {
-    const p = await spawnServer(env)
+    const p = await spawnServer(env())
     t.teardown(() => p.stop(0))
     return p
   }

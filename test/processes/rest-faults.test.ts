@@ -11,29 +11,20 @@ import postgres from 'postgres'
 import { basic } from '../helpers/service.ts'
 import { spawnServer } from '../helpers/server-process.ts'
 import { createFreshPostgresDatabase } from '../helpers/test-db.ts'
-import { migrate } from '../../runtime/db/migrate.ts'
-import { seedDemo } from '../../demo/seed.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
-import { registry } from '../../resources/index.ts'
+import { servedPostgres } from '../helpers/served-postgres.ts'
 import { createKey, updateAccount } from '../../runtime/admin.ts'
 
 const PG = process.env.TEST_DATABASE_URL
 t.test('connections terminated under load', { skip: PG ? false : 'needs TEST_DATABASE_URL (PostgreSQL): the embedded database has no second session to kill connections from' }, async (t) => {
-  const fresh = await createFreshPostgresDatabase(PG!)
-  t.teardown(() => fresh.drop())
-  const url = fresh.databaseUrl!
-  const sql = postgres(url, { max: 1, onnotice: () => undefined })
-  // With a timeout: postgres.js's end() can wait forever for a connection that died mid-query (porsager/postgres#1142).
-  t.teardown(() => sql.end({ timeout: 5 }))
-  await migrate(sql)
-  const seed = await seedDemo(sql, compileRegistry(registry), { scale: 0.01 })
+  const pepper = 'faults-pepper-0123456789abcdefghijklmn'
+  // One connection of the test's own: the one every other connection to the database is terminated from.
+  const { sql, seed, env } = await servedPostgres(t, await createFreshPostgresDatabase(PG!), pepper, { max: 1 })
   const org = seed.orgs.find((o) => o.large)!
   await updateAccount(sql, org.accountId, { dailyLimit: 100000, monthlyLimit: 1000000 })
-  const pepper = 'faults-pepper-0123456789abcdefghijklmn'
   const key = await createKey(sql, pepper, org.accountId)
   const auth = basic(key.keyId, key.secret)
   // No response cache: every request must read through the connections being killed.
-  const server = await spawnServer({ ...process.env, DATABASE_URL: url, ORGSCAN_PEPPER: pepper, ORGSCAN_SEED_DEMO: 'false', ORGSCAN_CACHE_MB: '0' })
+  const server = await spawnServer(env({ ORGSCAN_CACHE_MB: '0' }))
   t.teardown(() => server.stop(0))
   const base = server.url
   /** Fails naming the step and with the server's last words, instead of leaving the file to tap's timeout. */

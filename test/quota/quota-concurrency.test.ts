@@ -10,7 +10,7 @@
 import { t } from '../helpers/file-test.ts'
 import postgres from 'postgres'
 import { migrate } from '../../runtime/db/migrate.ts'
-import { createTestDatabase, postgresForTest } from '../helpers/test-db.ts'
+import { createTestDatabase, LOCAL_POSTGRES, postgresForTest } from '../helpers/test-db.ts'
 import type { Logger } from '../../runtime/log.ts'
 import type { Principal } from '../../runtime/auth/principal.ts'
 import type { QuotaCharge } from '../../runtime/quota/types.ts'
@@ -54,7 +54,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 t.test('PostgreSQL: several processes on one database', async (t) => {
   const fresh = await postgresForTest()
   if (!fresh) {
-    t.plan(0, 'PostgreSQL not reachable at 127.0.0.1:5432 (set TEST_DATABASE_URL to require it)')
+    t.plan(0, `PostgreSQL not reachable at ${LOCAL_POSTGRES} (set TEST_DATABASE_URL to require it)`)
     return
   }
   const pools: postgres.Sql[] = []

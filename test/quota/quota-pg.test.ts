@@ -8,7 +8,7 @@
  * TEST_DATABASE_URL is unset and that server is not reachable, the file is skipped.
  */
 import { endFile, t } from '../helpers/file-test.ts'
-import { postgresForTest } from '../helpers/test-db.ts'
+import { LOCAL_POSTGRES, postgresForTest } from '../helpers/test-db.ts'
 import net from 'node:net'
 import { randomUUID } from 'node:crypto'
 import postgres from 'postgres'
@@ -32,7 +32,7 @@ function pool(url: string, o: postgres.Options<{}> = {}): postgres.Sql {
 
 const fresh = await postgresForTest()
 if (!fresh) {
-  t.plan(0, 'PostgreSQL not reachable at 127.0.0.1:5432 (set TEST_DATABASE_URL to require it)')
+  t.plan(0, `PostgreSQL not reachable at ${LOCAL_POSTGRES} (set TEST_DATABASE_URL to require it)`)
   endFile()
 }
 t.teardown(async () => {

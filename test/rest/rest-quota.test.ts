@@ -1,14 +1,10 @@
 /** One quota per account over the wire (docs/contract.md §7 429 forms, §8). */
 import { t } from '../helpers/file-test.ts'
-import postgres from 'postgres'
 import { startTestService, basic } from '../helpers/service.ts'
 import { spawnServer } from '../helpers/server-process.ts'
 import { createKey, updateAccount } from '../../runtime/admin.ts'
-import { createFreshPostgresDatabase } from '../helpers/test-db.ts'
-import { migrate } from '../../runtime/db/migrate.ts'
-import { seedDemo } from '../../demo/seed.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
-import { registry } from '../../resources/index.ts'
+import { LOCAL_POSTGRES, postgresForTest } from '../helpers/test-db.ts'
+import { servedPostgres } from '../helpers/served-postgres.ts'
 
 const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']
 
@@ -131,34 +127,16 @@ t.test('edge shedding: a bare 429 before authentication', async (t) => {
   for (const h of RATE_HEADERS) t.equal(shed!.headers.get(h), null, `no ${h}`)
 })
 
-const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-async function pgReachable(): Promise<boolean> {
-  const s = postgres(PG, { max: 1, connect_timeout: 3, onnotice: () => undefined })
-  try {
-    await s`SELECT 1`
-    return true
-  } catch {
-    return false
-  } finally {
-    await s.end({ timeout: 1 })
-  }
-}
-
-t.test('exact across two server processes on one PostgreSQL', { skip: (await pgReachable()) ? false : `PostgreSQL not reachable at ${PG}` }, async (t) => {
-  const fresh = await createFreshPostgresDatabase(PG)
-  t.teardown(() => fresh.drop())
-  const url = fresh.databaseUrl!
-  const sql = postgres(url, { max: 2, onnotice: () => undefined })
-  t.teardown(() => sql.end())
-  await migrate(sql)
-  const seed = await seedDemo(sql, compileRegistry(registry), { scale: 0.01 })
+t.test('exact across two server processes on one PostgreSQL', async (t) => {
+  const fresh = await postgresForTest()
+  if (!fresh) return t.plan(0, `PostgreSQL not reachable at ${LOCAL_POSTGRES} (set TEST_DATABASE_URL to require it)`)
+  const pepper = 'two-process-pepper-0123456789abcdefgh'
+  const { sql, seed, env } = await servedPostgres(t, fresh, pepper)
   const org = seed.orgs.find((o) => o.large)!
   await updateAccount(sql, org.accountId, { dailyLimit: 100, monthlyLimit: 100000 })
-  const pepper = 'two-process-pepper-0123456789abcdefgh'
   const key = await createKey(sql, pepper, org.accountId)
   const auth = basic(key.keyId, key.secret)
-  const env = { ...process.env, DATABASE_URL: url, ORGSCAN_PEPPER: pepper, ORGSCAN_SEED_DEMO: 'false' }
-  const servers = await Promise.all([spawnServer(env), spawnServer(env)])
+  const servers = await Promise.all([spawnServer(env()), spawnServer(env())])
   t.teardown(() => Promise.all(servers.map((s) => s.stop(0))))
   const results = await Promise.all(
     Array.from({ length: 300 }, (_, i) => fetch(`${servers[i % 2].url}/v1/orgs/${org.salesforceId}/objects?limit=1`, { headers: { authorization: auth } }).then(async (r) => {
