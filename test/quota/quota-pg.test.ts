@@ -423,6 +423,14 @@ interface Proxy {
   hang(on: boolean): void
 }
 
+/** The test database's URL, reached through a proxy listening on `port` of this machine. */
+function throughProxy(port: number): string {
+  const u = new URL(url)
+  u.hostname = '127.0.0.1'
+  u.port = String(port)
+  return u.toString()
+}
+
 async function proxyTo(target: URL): Promise<Proxy> {
   const sockets = new Set<net.Socket>()
   let hanging = false
@@ -478,10 +486,7 @@ t.test('database faults: 503, the process keeps serving, nothing double-counted'
   const target = new URL(url)
   const proxy = await proxyTo(target)
   t.teardown(() => proxy.stop().catch(silent))
-  const viaProxy = new URL(url)
-  viaProxy.hostname = '127.0.0.1'
-  viaProxy.port = String(proxy.port)
-  const db = pool(viaProxy.toString(), { max: 2, connect_timeout: 2 })
+  const db = pool(throughProxy(proxy.port), { max: 2, connect_timeout: 2 })
   const c = fakeClock('2027-12-01T10:00:00Z')
   const id = await account(1000, 1000)
   const log = captureLog()
@@ -577,10 +582,7 @@ t.test('in-doubt calls (migration 003): a return or lease whose answer is lost i
   t.test('engine: answers lost after commit (connection cut) — stored count stays exact', async (t) => {
     const proxy = await answerLosingProxy(new URL(url))
     t.teardown(() => proxy.stop())
-    const viaProxy = new URL(url)
-    viaProxy.hostname = '127.0.0.1'
-    viaProxy.port = String(proxy.port)
-    const db = pool(viaProxy.toString(), { max: 1, connect_timeout: 2 })
+    const db = pool(throughProxy(proxy.port), { max: 1, connect_timeout: 2 })
     const c = fakeClock('2027-11-03T10:00:00Z')
     const id = await account(1000, 1000)
     const log = captureLog()
