@@ -3,7 +3,7 @@
  * pipeline needs (a bad declaration fails start-up with a clear message, never a 4xx at run time).
  */
 import type { Resource } from './define.ts'
-import { isScalar, jsonExpr, sqlExpr, type FieldSpec } from './fields.ts'
+import { isScalar, jsonText, sqlExpr, type FieldSpec } from './fields.ts'
 import { parseSort, type SortKey } from './sort.ts'
 import { compileFilter, parseRql, type RqlNode } from './rql/index.ts'
 import { isApiError } from './errors.ts'
@@ -38,12 +38,12 @@ const TOOL = /^[a-z][a-z0-9_]{2,63}$/
 const PATH = /^[A-Za-z]+(\/(\{[A-Za-z]+\}|[A-Za-z]+))*$/
 
 /**
- * The SQL text expression of a record's compact JSON (`{"id":7,"name":"x"}`): each value rendered by `to_json`, joined
+ * The SQL text expression of a record's compact JSON (`{"id":7,"name":"x"}`): each value's JSON text (`jsonText`), joined
  * without the spaces `json_build_object` puts around every colon, at no extra cost per request. Field names are
  * registry identifiers (camelCase letters and digits), safe inside the literal. `exactTime`: see `jsonExpr`.
  */
 export function buildObject(names: readonly string[], fields: ReadonlyMap<string, FieldSpec>, exactTime = false): string {
-  const parts = names.map((n, i) => `'${i === 0 ? '{' : ','}"${n}":' || coalesce(to_json(${jsonExpr(n, fields.get(n)!, exactTime)})::text, 'null')`)
+  const parts = names.map((n, i) => `'${i === 0 ? '{' : ','}"${n}":' || coalesce(${jsonText(n, fields.get(n)!, exactTime)}, 'null')`)
   return `(${parts.join(' || ')} || '}')`
 }
 

@@ -59,6 +59,16 @@ export const MEMORY_DATA_DIR = 'memory://'
 
 /** Session settings for every connection. Sent as startup parameters (PGlite ignores them; its worker sets them). */
 const CONNECTION_PARAMS = { TimeZone: 'UTC', application_name: 'orgscan' }
+/**
+ * And on the pools of request reads (the read pool, a replica's): prepared statements keep one plan made without
+ * their values. By default PostgreSQL plans a prepared statement again for every execution until a plan made
+ * without its values is estimated no dearer than those, and a list's `LIMIT $n OFFSET $m` never is (a value-blind
+ * plan assumes a tenth of the rows): every list request paid for planning its statement (about 0.3 ms, a quarter
+ * of a page's database time), which preparing it was meant to save. The plan made without values is the same
+ * index scan, because every index of the scan tables leads with `scan_id`, which no value makes more or less
+ * selective (docs/decisions.md "Data and runtime").
+ */
+const READ_PARAMS = { ...CONNECTION_PARAMS, plan_cache_mode: 'force_generic_plan' }
 const silent = () => {}
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
@@ -73,9 +83,11 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
 /** Seconds to wait for a replica's connection: reads fall back to the primary meanwhile, so it is short. */
 const REPLICA_CONNECT_TIMEOUT_S = 3
 
-function pool(url: string, max: number, statementTimeoutMs = 0, connectTimeout = 10): postgres.Sql {
+/** A pool of the control connections; with `reads`, of request reads (READ_PARAMS, and the statement timeout). */
+function pool(url: string, max: number, reads?: { statementTimeoutMs: number }, connectTimeout = 10): postgres.Sql {
   try {
-    const connection = statementTimeoutMs > 0 ? { ...CONNECTION_PARAMS, statement_timeout: statementTimeoutMs } : CONNECTION_PARAMS
+    const params = reads ? READ_PARAMS : CONNECTION_PARAMS
+    const connection = reads && reads.statementTimeoutMs > 0 ? { ...params, statement_timeout: reads.statementTimeoutMs } : params
     return postgres(url, { max, idle_timeout: 60, connect_timeout: connectTimeout, connection, onnotice: silent })
   } catch (err) {
     // No `cause`: URL parse errors carry the whole URL (password included) in `input`.
@@ -85,10 +97,10 @@ function pool(url: string, max: number, statementTimeoutMs = 0, connectTimeout =
 
 async function openPostgres(url: string, poolSize: number, readPool: OpenOptions['readPool'], replicaUrl?: string): Promise<Database> {
   const sql = pool(url, poolSize)
-  const read = readPool ? pool(url, readPool.size, readPool.statementTimeoutMs) : sql
+  const read = readPool ? pool(url, readPool.size, readPool) : sql
   let replica: Database['replica']
   try {
-    replica = replicaUrl ? { sql: pool(replicaUrl, readPool?.size ?? poolSize, readPool?.statementTimeoutMs, REPLICA_CONNECT_TIMEOUT_S), describe: describeDatabaseUrl(replicaUrl) } : undefined
+    replica = replicaUrl ? { sql: pool(replicaUrl, readPool?.size ?? poolSize, { statementTimeoutMs: readPool?.statementTimeoutMs ?? 0 }, REPLICA_CONNECT_TIMEOUT_S), describe: describeDatabaseUrl(replicaUrl) } : undefined
   } catch (err) {
     await Promise.all([sql.end({ timeout: 0 }), read.end({ timeout: 0 })]).catch(silent)
     throw new Error(`Invalid replica URL: ${(err as Error).message.replace(/^Invalid database URL: /, '')}`)

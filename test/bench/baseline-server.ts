@@ -12,7 +12,8 @@ import { planList } from '../../runtime/plan.ts'
 import { listStatement } from '../../runtime/statements.ts'
 
 const [databaseUrl, accountId, poolSize] = [process.env.DATABASE_URL!, process.env.BENCH_ACCOUNT_ID!, Number(process.env.ORGSCAN_POOL_SIZE ?? 4)]
-const sql = postgres(databaseUrl, { max: poolSize, connection: { TimeZone: 'UTC' }, onnotice: () => undefined })
+// The session settings of the service's read pool (runtime/db/connect.ts), so that both run the SQL alike.
+const sql = postgres(databaseUrl, { max: poolSize, connection: { TimeZone: 'UTC', plan_cache_mode: 'force_generic_plan' }, onnotice: () => undefined })
 const fields = compileRegistry(registry).find((c) => c.name === 'fields')!
 const router = FindMyWay()
 router.on('GET', '/v1/orgs/:orgId/fields', async (_req, res, params) => {

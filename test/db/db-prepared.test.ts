@@ -31,3 +31,31 @@ t.test('client-shaped statements are prepared up to a bound, then run unprepared
   t.equal((await ts.get(`${base}/installedPackages?limit=5`, auth)).status, 200)
   t.equal(await prepared(), after + 1, 'a new fixed shape is prepared after the bound')
 })
+
+// On PostgreSQL the read pool's connections keep one value-blind plan per prepared statement (plan_cache_mode,
+// runtime/db/connect.ts): left to itself, PostgreSQL planned a list's statement again for its first five executions,
+// and on a large table for every one, because a value-blind plan of `LIMIT $n OFFSET $m` is estimated dearer than one
+// made for the values. The embedded database plans as PostgreSQL does by default (one connection for everything).
+const PG = process.env.TEST_DATABASE_URL
+t.test('a list statement is planned once, not for every page', { skip: PG ? false : 'needs TEST_DATABASE_URL (PostgreSQL): the read pool is PostgreSQL\'s' }, async (t) => {
+  const pages = 12
+  // The objects list's statement, as the read connection's own record of its plans shows it (this query's own text
+  // names the table too, hence the last condition).
+  const plans = async () => {
+    const rows = await ts.svc.db.read`SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE statement LIKE '%FROM objects t%OFFSET%' AND statement NOT LIKE '%pg_prepared_statements%'`
+    t.equal(rows.length, 1, 'the objects list has one prepared statement')
+    return { generic: rows[0].generic as number, custom: rows[0].custom as number }
+  }
+  const all = await ts.get(`${base}/objects?limit=200`, auth)
+  t.ok(all.body.data.length >= pages + 4, `the org has enough objects for ${pages} distinct pages (${all.body.data.length})`)
+  const before = await plans()
+  for (let i = 0; i < pages; i++) {
+    const limit = 2 + (i % 3)
+    const r = await ts.get(`${base}/objects?limit=${limit}&offset=${i}`, auth)
+    t.equal(r.status, 200, `page ${i + 1} answers`)
+    t.same(r.body.data, all.body.data.slice(i, i + limit), `page ${i + 1} has its ${limit} records from offset ${i}`)
+  }
+  const after = await plans()
+  t.same({ generic: after.generic - before.generic, custom: after.custom - before.custom }, { generic: pages, custom: 0 }, 'every page used the one plan made without values')
+  t.equal((await ts.svc.db.read`SHOW plan_cache_mode`)[0].plan_cache_mode, 'force_generic_plan')
+})
