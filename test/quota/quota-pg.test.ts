@@ -85,6 +85,13 @@ function principal(accountId: string, quotaExempt = false): Principal {
   return { accountId, userId: null, method: 'api_key', credentialId: 'osk_test', quotaExempt }
 }
 
+/** A new account with these limits, a quota engine on a fake clock starting at `at`, and the account's principal. */
+async function scenario(at: string, daily: number, monthly: number) {
+  const c = fakeClock(at)
+  const id = await account(daily, monthly)
+  return { c, id, q: quota(c.clock), p: principal(id) }
+}
+
 /** Stored counters: { 'day 2028-02-29': 5, 'month 2028-02-01': 5 } */
 async function stored(accountId: string): Promise<Record<string, number>> {
   const rows = await sql<{ k: string; used: string }[]>`
@@ -114,10 +121,7 @@ async function rejection(p: Promise<unknown>): Promise<ApiError> {
 // ---- tests -------------------------------------------------------------------------------------------
 
 t.test('daily limit: counted in both windows, 429 at the limit consumes nothing', async (t) => {
-  const c = fakeClock('2028-02-29T23:59:00Z') // leap day, last minute
-  const id = await account(5, 50)
-  const q = quota(c.clock)
-  const p = principal(id)
+  const { c, id, q, p } = await scenario('2028-02-29T23:59:00Z', 5, 50) // leap day, last minute
   const ok = await charges(q, p, 5)
   t.same(ok.map((r) => r.allowed), [true, true, true, true, true])
   t.same(ok.map((r) => r.headers['X-RateLimit-Remaining']), ['4', '3', '2', '1', '0'], 'remaining after each request')
@@ -149,10 +153,7 @@ t.test('daily limit: counted in both windows, 429 at the limit consumes nothing'
 })
 
 t.test('day rollover resets the daily count but not the monthly; then the month blocks', async (t) => {
-  const c = fakeClock('2027-06-15T23:59:59Z') // last second of a day
-  const id = await account(3, 5)
-  const q = quota(c.clock)
-  const p = principal(id)
+  const { c, id, q, p } = await scenario('2027-06-15T23:59:59Z', 3, 5) // last second of a day
   t.same((await charges(q, p, 3)).map((r) => r.allowed), [true, true, true])
   const blocked = await q.charge(p)
   t.equal(blocked.allowed, false)
@@ -181,10 +182,7 @@ t.test('day rollover resets the daily count but not the monthly; then the month 
 })
 
 t.test('year end: both windows reset at 00:00 UTC on January 1st', async (t) => {
-  const c = fakeClock('2027-12-31T23:59:59.999Z')
-  const id = await account(10, 2)
-  const q = quota(c.clock)
-  const p = principal(id)
+  const { c, id, q, p } = await scenario('2027-12-31T23:59:59.999Z', 10, 2)
   t.same((await charges(q, p, 2)).map((r) => r.allowed), [true, true])
   const b = await q.charge(p)
   t.equal(b.allowed, false)
@@ -199,10 +197,7 @@ t.test('year end: both windows reset at 00:00 UTC on January 1st', async (t) => 
 })
 
 t.test('leap day: February 28 → 29 is a new day in the same month; March 1 a new month', async (t) => {
-  const c = fakeClock('2028-02-28T23:59:59Z')
-  const id = await account(1, 3)
-  const q = quota(c.clock)
-  const p = principal(id)
+  const { c, id, q, p } = await scenario('2028-02-28T23:59:59Z', 1, 3)
   t.equal((await q.charge(p)).allowed, true)
   const b = await q.charge(p)
   t.equal(b.window?.name, 'daily')
@@ -220,10 +215,7 @@ t.test('leap day: February 28 → 29 is a new day in the same month; March 1 a n
 })
 
 t.test('monthly limit blocks while the daily window has room (and headers say so)', async (t) => {
-  const c = fakeClock('2027-03-10T08:00:00Z')
-  const id = await account(100, 3)
-  const q = quota(c.clock)
-  const p = principal(id)
+  const { c, id, q, p } = await scenario('2027-03-10T08:00:00Z', 100, 3)
   const ok = await charges(q, p, 3)
   t.same(ok.map((r) => r.headers['X-RateLimit-Limit']), ['3', '3', '3'], 'monthly window is closest to exhaustion')
   const b = await q.charge(p)
@@ -282,10 +274,7 @@ t.test('idle leases are returned by the sweeper; grants shrink near the limit', 
 })
 
 t.test('state() is free and well-formed', async (t) => {
-  const c = fakeClock('2027-09-15T06:30:00Z')
-  const id = await account(10, 100)
-  const q = quota(c.clock)
-  const p = principal(id)
+  const { c, id, q, p } = await scenario('2027-09-15T06:30:00Z', 10, 100)
   await charges(q, p, 3)
   const before = await stored(id)
   const states = await Promise.all(Array.from({ length: 25 }, () => q.state(p)))
@@ -309,10 +298,7 @@ t.test('state() is free and well-formed', async (t) => {
 })
 
 t.test('refund gives a counted unit back (request failed after charging)', async (t) => {
-  const c = fakeClock('2027-09-15T06:30:00Z')
-  const id = await account(2, 100)
-  const q = quota(c.clock)
-  const p = principal(id)
+  const { c, id, q, p } = await scenario('2027-09-15T06:30:00Z', 2, 100)
   const a = await q.charge(p)
   a.refund?.()
   a.refund?.() // idempotent
