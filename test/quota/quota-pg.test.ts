@@ -85,11 +85,23 @@ function principal(accountId: string, quotaExempt = false): Principal {
   return { accountId, userId: null, method: 'api_key', credentialId: 'osk_test', quotaExempt }
 }
 
-/** A new account with these limits, a quota engine on a fake clock starting at `at`, and the account's principal. */
-async function scenario(at: string, daily: number, monthly: number) {
+/** A proxied connection's two sockets end together, whichever side ends or fails first, and leave `sockets`. */
+function endTogether(client: net.Socket, upstream: net.Socket, sockets: Set<net.Socket>): void {
+  const end = () => {
+    client.destroy()
+    upstream.destroy()
+    sockets.delete(client)
+    sockets.delete(upstream)
+  }
+  client.on('error', end).on('close', end)
+  upstream.on('error', end).on('close', end)
+}
+
+/** A new account with these limits, a quota engine (options `o`) on a fake clock starting at `at`, and the account's principal. */
+async function scenario(at: string, daily: number, monthly: number, o: Partial<PgQuotaOptions> = {}) {
   const c = fakeClock(at)
   const id = await account(daily, monthly)
-  return { c, id, q: quota(c.clock), p: principal(id) }
+  return { c, id, q: quota(c.clock, o), p: principal(id) }
 }
 
 /** Stored counters: { 'day 2028-02-29': 5, 'month 2028-02-01': 5 } */
@@ -226,10 +238,7 @@ t.test('monthly limit blocks while the daily window has room (and headers say so
 })
 
 t.test('leases: units are bound to their windows and go back to them', async (t) => {
-  const c = fakeClock('2027-05-31T23:59:59Z')
-  const id = await account(1000, 10_000)
-  const q = quota(c.clock, { prefetch: 10 })
-  const p = principal(id)
+  const { c, id, q, p } = await scenario('2027-05-31T23:59:59Z', 1000, 10_000, { prefetch: 10 })
   t.equal((await q.charge(p)).headers['X-RateLimit-Remaining'], '999', 'remaining as the client sees it')
   t.equal(q.localUnits(id), 10, 'prefetched 10 units')
   t.same(await stored(id), { 'day 2027-05-31': 11, 'month 2027-05-01': 11 }, 'leased units are counted in the database')
@@ -247,10 +256,7 @@ t.test('leases: units are bound to their windows and go back to them', async (t)
 })
 
 t.test('idle leases are returned by the sweeper; grants shrink near the limit', async (t) => {
-  const c = fakeClock('2027-08-01T12:00:00Z')
-  const id = await account(30, 1000)
-  const q = quota(c.clock, { prefetch: 50, idleReturnMs: 1000 })
-  const p = principal(id)
+  const { c, id, q, p } = await scenario('2027-08-01T12:00:00Z', 30, 1000, { prefetch: 50, idleReturnMs: 1000 })
   await q.charge(p)
   t.equal(q.localUnits(id), 2, 'prefetch trimmed to 10 % of what remains: floor(29 × 0.1) = 2')
   c.advance(999)
@@ -360,10 +366,7 @@ t.test('limit changes apply to the next request', async (t) => {
   })
 
   t.test('invalidate() (this process changed the limit; embedded mode)', async (t) => {
-    const c = fakeClock('2027-11-11T11:00:00Z')
-    const id = await account(1000, 10_000)
-    const q = quota(c.clock, { prefetch: 20 })
-    const p = principal(id)
+    const { c, id, q, p } = await scenario('2027-11-11T11:00:00Z', 1000, 10_000, { prefetch: 20 })
     await q.charge(p)
     await sql`UPDATE accounts SET monthly_limit = 2 WHERE id = ${id}::bigint`
     q.invalidate(id)
@@ -372,10 +375,7 @@ t.test('limit changes apply to the next request', async (t) => {
   })
 
   t.test('without notification: at the latest after the lease lifetime', async (t) => {
-    const c = fakeClock('2027-11-11T11:00:00Z')
-    const id = await account(1000, 10_000)
-    const q = quota(c.clock, { prefetch: 20, leaseTtlMs: 2000 })
-    const p = principal(id)
+    const { c, id, q, p } = await scenario('2027-11-11T11:00:00Z', 1000, 10_000, { prefetch: 20, leaseTtlMs: 2000 })
     await q.charge(p)
     await sql`UPDATE accounts SET daily_limit = 7 WHERE id = ${id}::bigint`
     c.advance(2000)
@@ -436,14 +436,7 @@ async function proxyTo(target: URL): Promise<Proxy> {
           })
         forward(client, upstream)
         forward(upstream, client)
-        const end = () => {
-          client.destroy()
-          upstream.destroy()
-          sockets.delete(client)
-          sockets.delete(upstream)
-        }
-        client.on('error', end).on('close', end)
-        upstream.on('error', end).on('close', end)
+        endTogether(client, upstream, sockets)
       })
       server.once('error', reject)
       server.listen(port, '127.0.0.1', () => {
@@ -629,14 +622,7 @@ async function answerLosingProxy(target: URL) {
         upstream.destroy()
       }, 100)
     })
-    const end = () => {
-      client.destroy()
-      upstream.destroy()
-      sockets.delete(client)
-      sockets.delete(upstream)
-    }
-    client.on('error', end).on('close', end)
-    upstream.on('error', end).on('close', end)
+    endTogether(client, upstream, sockets)
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
   return {
