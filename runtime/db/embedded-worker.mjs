@@ -58,7 +58,12 @@ async function open(input) {
   // PGlite ignores startup parameters (TimeZone, application_name sent by postgres.js), and every
   // client connection is multiplexed onto this one PGlite session — so session settings are made here,
   // once, and stay for all connections.
-  await db.exec(`SET TIME ZONE 'UTC'; SET application_name = 'orgscan'`)
+  // plan_cache_mode: a prepared statement keeps one plan made without its values, as on PostgreSQL's read pools
+  // (runtime/db/connect.ts): left to the default, every page of a list was planned again for its LIMIT and OFFSET,
+  // and planning in WebAssembly is slow. Here it reaches the control statements too (quota, keys, sessions), which
+  // is safe: their tables are a laptop's few rows, and a plan never changes what a statement returns
+  // (docs/decisions.md "Data and runtime").
+  await db.exec(`SET TIME ZONE 'UTC'; SET application_name = 'orgscan'; SET plan_cache_mode = force_generic_plan`)
   const openMs = performance.now() - t0
 
   if (input.socketPath) {

@@ -32,12 +32,11 @@ t.test('client-shaped statements are prepared up to a bound, then run unprepared
   t.equal(await prepared(), after + 1, 'a new fixed shape is prepared after the bound')
 })
 
-// On PostgreSQL the read pool's connections keep one value-blind plan per prepared statement (plan_cache_mode,
-// runtime/db/connect.ts): left to itself, PostgreSQL planned a list's statement again for its first five executions,
-// and on a large table for every one, because a value-blind plan of `LIMIT $n OFFSET $m` is estimated dearer than one
-// made for the values. The embedded database plans as PostgreSQL does by default (one connection for everything).
-const PG = process.env.TEST_DATABASE_URL
-t.test('a list statement is planned once, not for every page', { skip: PG ? false : 'needs TEST_DATABASE_URL (PostgreSQL): the read pool is PostgreSQL\'s' }, async (t) => {
+// The connections that read keep one value-blind plan per prepared statement (plan_cache_mode: on PostgreSQL the
+// read pool's, runtime/db/connect.ts; on the embedded database its one session, runtime/db/embedded-worker.mjs). Left
+// to itself, PostgreSQL planned a list's statement again for its first five executions, and on a large table for every
+// one, because a value-blind plan of `LIMIT $n OFFSET $m` is estimated dearer than one made for the values.
+t.test('a list statement is planned once, not for every page', async (t) => {
   const pages = 12
   // The objects list's statement, as the read connection's own record of its plans shows it (this query's own text
   // names the table too, hence the last condition).
@@ -57,5 +56,5 @@ t.test('a list statement is planned once, not for every page', { skip: PG ? fals
   }
   const after = await plans()
   t.same({ generic: after.generic - before.generic, custom: after.custom - before.custom }, { generic: pages, custom: 0 }, 'every page used the one plan made without values')
-  t.equal((await ts.svc.db.read`SHOW plan_cache_mode`)[0].plan_cache_mode, 'force_generic_plan')
+  t.equal((await ts.svc.db.read`SHOW plan_cache_mode`)[0].plan_cache_mode, 'force_generic_plan', 'the reading connection keeps value-blind plans')
 })
