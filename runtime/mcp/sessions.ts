@@ -16,7 +16,7 @@
  *   costs memory only up to that bound.
  * Times come from the injected clock, so expiry is testable.
  */
-import { createHash, randomBytes } from 'node:crypto'
+import { hash as digest, randomBytes } from 'node:crypto'
 import type postgres from 'postgres'
 import type { Principal } from '../auth/principal.ts'
 import type { Clock } from '../config.ts'
@@ -54,7 +54,10 @@ export interface SessionInfo {
 
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/
 
-const hash = (id: string) => createHash('sha256').update(id).digest()
+/** The id's SHA-256 as base64: the key of a remembered confirmation (one-shot `hash`: a quarter of `createHash`'s cost, paid on every call). */
+const hashKey = (id: string) => digest('sha256', id, 'base64')
+/** The id's SHA-256, as stored in `mcp_sessions.id_hash`. */
+const hash = (id: string) => Buffer.from(hashKey(id), 'base64')
 const iso = (ms: number) => new Date(ms).toISOString()
 
 export class McpSessions {
@@ -101,10 +104,10 @@ export class McpSessions {
   async check(p: Principal, id: string): Promise<boolean> {
     if (!SESSION_ID.test(id)) return false
     const now = this.clock()
-    const h = hash(id)
-    const key = h.toString('base64')
+    const key = hashKey(id)
     const c = this.confirmed.get(key)
     if (c && now - c.at < this.confirmMs && c.accountId === p.accountId && c.userId === p.userId) return true
+    const h = Buffer.from(key, 'base64')
     const rows = await this.sql<{ live: boolean }[]>`
       WITH s AS (
         SELECT id_hash, last_seen_at FROM mcp_sessions
@@ -127,8 +130,8 @@ export class McpSessions {
   /** Ends the principal's session `id`; false when there was no such live session. */
   async end(p: Principal, id: string): Promise<boolean> {
     if (!SESSION_ID.test(id)) return false
-    const h = hash(id)
-    const key = h.toString('base64')
+    const key = hashKey(id)
+    const h = Buffer.from(key, 'base64')
     this.markEnded(key)
     // The other processes forget their confirmation when the deletion commits (the hot-reads channel, as for a revoked key).
     const rows = await this.sql`
