@@ -7,8 +7,7 @@
  * here: 0.70 and 1.07 for the same code in two rounds of the main table). Called by run.ts with its own tools.
  */
 import type { ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
-import { median, type BenchTools } from './load.ts'
+import { median, processCpuUs as cpuUs, type BenchTools } from './load.ts'
 
 interface Measured {
   rps: number
@@ -29,12 +28,6 @@ export interface AccessLogResult {
   cpuUsOn: number
   cpuUsOff: number
   pairs: Array<{ on: number; off: number; cpuUsOn: number; cpuUsOff: number }>
-}
-
-/** CPU time of a process so far, µs (user + system; clock ticks of 10 ms). */
-function cpuUs(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return (Number(f[11]) + Number(f[12])) * 10_000
 }
 
 export async function benchAccessLog(d: AccessLogBench): Promise<AccessLogResult> {

@@ -59,7 +59,7 @@ export interface Load {
 
 export interface LoadResult { rps: number; p50: number; p99: number; non2xx: number; errors: number }
 
-/** What run.ts lends the benches it calls (workers.ts, access-log-cost.ts), so that they all start, load and stop alike. */
+/** What run.ts lends the benches it calls (workers.ts, access-log-cost.ts, mcp-vs-rest.ts), so that they all start, load and stop alike. */
 export interface BenchTools {
   /** Starts `node <args>` with the benchmark's environment plus `env`; its URL from the --json line. */
   start(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; url: string }>
@@ -165,6 +165,12 @@ export function runLoad(load: Load, connections: number, seconds: number): Promi
 }
 
 /** The median of the rounds' figures: the middle one, or the mean of the two middle ones (with two rounds, their mean). */
+/** CPU time of a process so far, µs (user + system; clock ticks of 10 ms). */
+export function processCpuUs(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(f[11]) + Number(f[12])) * 10_000
+}
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b)
   const m = Math.floor(s.length / 2)

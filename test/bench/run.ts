@@ -8,7 +8,8 @@
  * ratios; writes results/latest.json.
  *
  * Then `--workers 2` against one process (workers.ts), the access log's cost in alternating turns
- * (access-log-cost.ts), and the import and export speed of a large bundle (import-speed.ts).
+ * (access-log-cost.ts), MCP against REST in alternating turns on one server (mcp-vs-rest.ts), and the import and
+ * export speed of a large bundle (import-speed.ts).
  *
  * Env: BENCH_DATABASE_URL (default TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test), BENCH_SECONDS (10),
  * BENCH_CONNECTIONS (32), BENCH_ROUNDS (2), BENCH_SCALE (1), BENCH_IMPORT (0: without the import speed),
@@ -28,6 +29,7 @@ import { replicaBench, type ReplicaBench } from './replica-reads.ts'
 import { measureImportSpeed } from './import-speed.ts'
 import { benchWorkers } from './workers.ts'
 import { benchAccessLog } from './access-log-cost.ts'
+import { benchMcpVsRest } from './mcp-vs-rest.ts'
 
 const root = new URL('../../', import.meta.url).pathname
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -194,6 +196,8 @@ try {
   const workers = await benchWorkers({ start, stop, measure: (load, s) => measure(load, s), rssMb, pages: () => distinctPages(org.salesforceId), path, headers: auth, serveArgs: SERVE_ARGS, seconds, rounds, log })
   // The access log's cost, in alternating short turns on two processes (test/bench/access-log-cost.ts).
   const accessLog = await benchAccessLog({ start, stop, measure: (load, s) => measure(load, s), path, headers: auth, serveArgs: SERVE_ARGS, pairs: 6, seconds: 4, log })
+  // MCP against REST on one server, in alternating short turns (test/bench/mcp-vs-rest.ts).
+  const mcpVsRest = await benchMcpVsRest({ start, stop, measure: (load, s) => measure(load, s), mcpLoad: (url) => mcpLoad(url, auth, org.salesforceId), path, headers: auth, serveArgs: SERVE_ARGS, pairs: 6, seconds: 4, log })
   const max = (xs: Array<number | undefined>) => Math.max(...xs.map((x) => x ?? 0))
   const summary = Object.fromEntries(
     Object.entries(results).map(([k, ms]) => [k, { rps: median(ms.map((m) => m.rps)), p50: median(ms.map((m) => m.p50)), p99: median(ms.map((m) => m.p99)), non2xx: ms.reduce((a, m) => a + m.non2xx, 0), rssPeakMb: max(ms.map((m) => m.rssPeakMb)), rssAfterMb: max(ms.map((m) => m.rssAfterMb)), runs: ms }]),
@@ -201,7 +205,7 @@ try {
   const base = summary.baseline.rps
   log(`\nmedian of rounds (the mean of the middle two for an even number), load generator ${generator} (rss: the highest seen; after = 15 s after the load):`)
   for (const [k, s] of Object.entries(summary)) log(`  ${k.padEnd(8)} ${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50} ms  p99 ${s.p99} ms  ratio to baseline ${(s.rps / base).toFixed(2)}  rss peak ${s.rssPeakMb.toFixed(0)} MB, after ${s.rssAfterMb.toFixed(0)} MB`)
-  log(`  mcp / rest ${(summary.mcp.rps / summary.rest.rps).toFixed(2)}`)
+  log(`  mcp / rest ${(summary.mcp.rps / summary.rest.rps).toFixed(2)} in the rounds above; ${mcpVsRest.rpsRatio.toFixed(2)} in ${mcpVsRest.pairs.length} alternating pairs of 4 s on one server (target ≥ 0.5); server CPU per request ${mcpVsRest.cpuUsMcp.toFixed(0)} µs (MCP), ${mcpVsRest.cpuUsRest.toFixed(0)} µs (REST)`)
   log(`  cache hit / baseline ${(summary.rest.rps / base).toFixed(2)} (target ≥ 5), 304 / baseline ${(summary['rest-304'].rps / base).toFixed(2)}`)
   log(`  access log on / off (cache hits): ${accessLog.rpsRatio.toFixed(2)} of the throughput, median of ${accessLog.pairs.length} alternating pairs of ${4} s (target ≥ 0.95); server CPU per request ${accessLog.cpuUsOn.toFixed(0)} µs with, ${accessLog.cpuUsOff.toFixed(0)} µs without (ratio ${accessLog.cpuRatio.toFixed(2)}); the rounds of the table above: ${(summary.rest.rps / summary['rest-nolog'].rps).toFixed(2)}`)
   if (replica) log(replica.report(summary))
@@ -220,8 +224,8 @@ try {
       'replica-miss': 'the distinct-page stream, ORGSCAN_CACHE_MB=0, DATABASE_REPLICA_URL: a streaming replica of the bench database',
       mcp: 'tools/call list_org_fields {orgId, limit: 50} in a 2025-11-25 session (a hit)',
     },
-    generator, orgFields: n, connections, seconds, rounds, scale, summary, workers, accessLog,
-    ratios: { ...Object.fromEntries(Object.entries(summary).map(([k, s]) => [k, s.rps / base])), mcpToRest: summary.mcp.rps / summary.rest.rps, accessLogOnToOff: accessLog.rpsRatio, accessLogOnToOffRounds: summary.rest.rps / summary['rest-nolog'].rps, missWithToWithoutCache: summary['rest-miss'].rps / summary['nocache-miss'].rps },
+    generator, orgFields: n, connections, seconds, rounds, scale, summary, workers, accessLog, mcpVsRest,
+    ratios: { ...Object.fromEntries(Object.entries(summary).map(([k, s]) => [k, s.rps / base])), mcpToRest: summary.mcp.rps / summary.rest.rps, mcpToRestPairs: mcpVsRest.rpsRatio, accessLogOnToOff: accessLog.rpsRatio, accessLogOnToOffRounds: summary.rest.rps / summary['rest-nolog'].rps, missWithToWithoutCache: summary['rest-miss'].rps / summary['nocache-miss'].rps },
   }
   // Import and export speed of bundles (test/bench/import-speed.ts); BENCH_IMPORT=0 leaves it out.
   if (process.env.BENCH_IMPORT !== '0') Object.assign(out, { importSpeed: await measureImportSpeed(adminUrl, log) })
