@@ -7,7 +7,7 @@
  * here: 0.70 and 1.07 for the same code in two rounds of the main table). Called by run.ts with its own tools.
  */
 import type { ChildProcess } from 'node:child_process'
-import { median, processCpuUs as cpuUs, type BenchTools } from './load.ts'
+import { alternatingPairs, median, processCpuUs as cpuUs, type BenchTools } from './load.ts'
 
 interface Measured {
   rps: number
@@ -40,14 +40,7 @@ export async function benchAccessLog(d: AccessLogBench): Promise<AccessLogResult
       return { rps: m.rps, cpuUs: (cpuUs(p.child.pid!) - c0) / Math.max(1, m.rps * d.seconds) }
     }
     for (const p of [on, off]) await d.measure({ url: p.url + d.path, headers: d.headers }, 2) // warm-up
-    const pairs: AccessLogResult['pairs'] = []
-    for (let i = 0; i < d.pairs; i++) {
-      const onFirst = i % 2 === 0
-      const first = await turn(onFirst ? on : off)
-      const second = await turn(onFirst ? off : on)
-      const [a, b] = onFirst ? [first, second] : [second, first]
-      pairs.push({ on: a.rps, off: b.rps, cpuUsOn: a.cpuUs, cpuUsOff: b.cpuUs })
-    }
+    const pairs = (await alternatingPairs(d.pairs, () => turn(on), () => turn(off))).map(([a, b]) => ({ on: a.rps, off: b.rps, cpuUsOn: a.cpuUs, cpuUsOff: b.cpuUs }))
     return {
       rpsRatio: median(pairs.map((p) => p.on / p.off)),
       cpuRatio: median(pairs.map((p) => p.cpuUsOff / p.cpuUsOn)),

@@ -171,6 +171,24 @@ export function processCpuUs(pid: number): number {
   return (Number(f[11]) + Number(f[12])) * 10_000
 }
 
+/**
+ * `pairs` pairs of turns of `a` and `b`, the order flipped every pair (a first, then b first, …): short alternating
+ * turns cancel the drift of a noisy machine that one long run after another does not. Each pair as [a's, b's].
+ */
+export async function alternatingPairs<T>(pairs: number, a: () => Promise<T>, b: () => Promise<T>): Promise<Array<[T, T]>> {
+  const out: Array<[T, T]> = []
+  for (let i = 0; i < pairs; i++) {
+    if (i % 2 === 0) {
+      const x = await a()
+      out.push([x, await b()])
+    } else {
+      const y = await b()
+      out.push([await a(), y])
+    }
+  }
+  return out
+}
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b)
   const m = Math.floor(s.length / 2)

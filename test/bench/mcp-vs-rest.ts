@@ -7,7 +7,7 @@
  * pages has filled the cache; there the ratio moved between 0.37 and 0.55 from one round to the next on one machine.
  * Called by run.ts with its own tools.
  */
-import { median, processCpuUs, type BenchTools, type Load, type LoadResult } from './load.ts'
+import { alternatingPairs, median, processCpuUs, type BenchTools, type Load, type LoadResult } from './load.ts'
 
 export interface McpVsRestBench extends BenchTools {
   measure(load: Load, seconds: number): Promise<LoadResult>
@@ -37,14 +37,7 @@ export async function benchMcpVsRest(d: McpVsRestBench): Promise<McpVsRestResult
       return { rps: m.rps, cpuUs: (processCpuUs(child.pid!) - c0) / Math.max(1, m.rps * d.seconds) }
     }
     for (const load of [rest, mcp]) await d.measure(load, 2) // warm-up
-    const pairs: McpVsRestResult['pairs'] = []
-    for (let i = 0; i < d.pairs; i++) {
-      const mcpFirst = i % 2 === 0
-      const first = await turn(mcpFirst ? mcp : rest)
-      const second = await turn(mcpFirst ? rest : mcp)
-      const [m, r] = mcpFirst ? [first, second] : [second, first]
-      pairs.push({ mcp: m.rps, rest: r.rps, cpuUsMcp: m.cpuUs, cpuUsRest: r.cpuUs })
-    }
+    const pairs = (await alternatingPairs(d.pairs, () => turn(mcp), () => turn(rest))).map(([m, r]) => ({ mcp: m.rps, rest: r.rps, cpuUsMcp: m.cpuUs, cpuUsRest: r.cpuUs }))
     return {
       rpsRatio: median(pairs.map((p) => p.mcp / p.rest)),
       cpuUsMcp: median(pairs.map((p) => p.cpuUsMcp)),
