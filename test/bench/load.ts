@@ -164,7 +164,6 @@ export function runLoad(load: Load, connections: number, seconds: number): Promi
   return generator === 'wrk' ? runWrk(load, connections, seconds) : runAutocannon(load, connections, seconds)
 }
 
-/** The median of the rounds' figures: the middle one, or the mean of the two middle ones (with two rounds, their mean). */
 /** CPU time of a process so far, µs (user + system; clock ticks of 10 ms). */
 export function processCpuUs(pid: number): number {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
@@ -189,6 +188,7 @@ export async function alternatingPairs<T>(pairs: number, a: () => Promise<T>, b:
   return out
 }
 
+/** The median of the rounds' figures: the middle one, or the mean of the two middle ones (with two rounds, their mean). */
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b)
   const m = Math.floor(s.length / 2)
