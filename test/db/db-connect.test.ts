@@ -11,7 +11,6 @@ import { createTestDatabase, createFreshPostgresDatabase, LOCAL_POSTGRES, withDa
 import { dropOrphanTestDatabases } from '../helpers/template-databases.ts'
 import { randomBytes } from 'node:crypto'
 
-const DEFAULT_SERVER = LOCAL_POSTGRES
 const FAKE_PASSWORD = 'Not-A-Real-Secret-4711'
 
 async function reachable(url: string): Promise<string | undefined> {
@@ -95,7 +94,7 @@ t.test('withDatabase swaps the database name only', async (t) => {
   t.equal(withDatabase('postgres://u@h', 'x_1'), 'postgres://u@h/x_1')
 })
 
-const adminUrl = process.env.TEST_DATABASE_URL || DEFAULT_SERVER
+const adminUrl = process.env.TEST_DATABASE_URL || LOCAL_POSTGRES
 const unreachable = await reachable(adminUrl)
 if (unreachable && process.env.TEST_DATABASE_URL) {
   t.fail(`TEST_DATABASE_URL is set but not reachable: ${unreachable}`)
@@ -103,7 +102,7 @@ if (unreachable && process.env.TEST_DATABASE_URL) {
 const skip = unreachable
   ? process.env.TEST_DATABASE_URL
     ? 'TEST_DATABASE_URL is not reachable (see the failure above)'
-    : `no PostgreSQL server: TEST_DATABASE_URL is unset and ${DEFAULT_SERVER} is not reachable (${unreachable})`
+    : `no PostgreSQL server: TEST_DATABASE_URL is unset and ${LOCAL_POSTGRES} is not reachable (${unreachable})`
   : false
 
 t.test('PostgreSQL server', { skip }, async (t) => {
