@@ -88,7 +88,8 @@ function pool(url: string, max: number, reads?: { statementTimeoutMs: number }, 
   try {
     const params = reads ? READ_PARAMS : CONNECTION_PARAMS
     const connection = reads && reads.statementTimeoutMs > 0 ? { ...params, statement_timeout: reads.statementTimeoutMs } : params
-    return postgres(url, { max, idle_timeout: 60, connect_timeout: connectTimeout, connection, onnotice: silent })
+    const { url: rest, where } = libpqTarget(url)
+    return postgres(rest, { max, idle_timeout: 60, connect_timeout: connectTimeout, connection, onnotice: silent, ...where })
   } catch (err) {
     // No `cause`: URL parse errors carry the whole URL (password included) in `input`.
     throw new Error(`Invalid database URL: ${(err as Error).message}`)
@@ -202,7 +203,8 @@ export function describeDatabaseUrl(url: string): string {
   let options: postgres.ParsedOptions
   try {
     // Parsing only: a postgres.js instance opens no connection before its first query.
-    options = postgres(url, { max: 1 }).options
+    const { url: rest, where } = libpqTarget(url)
+    options = postgres(rest, { max: 1, ...where }).options
   } catch {
     return INVALID_URL
   }
@@ -210,6 +212,37 @@ export function describeDatabaseUrl(url: string): string {
 }
 
 const INVALID_URL = '(invalid database URL)'
+
+/**
+ * libpq's `host` and `port` query parameters, which postgres.js does not read (it would send them to the server as
+ * settings, refused as unknown): `postgres://app@/orgscan?host=/var/run/postgresql` connects through the Unix-domain
+ * socket `/var/run/postgresql/.s.PGSQL.5432`, as psql does. They win over the URL's own host and port, as in libpq. A
+ * URL with a user but no host (`app@/orgscan`), which the URL parser refuses, is given a stand-in host that the
+ * parameter then replaces. Returns the URL without them, and them as postgres.js options.
+ */
+export function libpqTarget(url: string): { url: string; where: { host?: string; port?: number } } {
+  const q = url.indexOf('?')
+  if (q < 0) return { url, where: {} }
+  const where: { host?: string; port?: number } = {}
+  const kept: string[] = []
+  for (const pair of url.slice(q + 1).split('&')) {
+    const eq = pair.indexOf('=')
+    const name = eq < 0 ? pair : pair.slice(0, eq)
+    let value: string
+    try {
+      value = decodeURIComponent(eq < 0 ? '' : pair.slice(eq + 1))
+    } catch {
+      value = ''
+    }
+    if (name === 'host' && value) where.host = value
+    else if (name === 'port' && /^\d{1,5}$/.test(value)) where.port = Number(value)
+    else kept.push(pair)
+  }
+  if (where.host === undefined && where.port === undefined) return { url, where }
+  let base = url.slice(0, q)
+  if (where.host !== undefined) base = base.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#]*@)(?=\/|$)/i, '$1localhost')
+  return { url: kept.length ? `${base}?${kept.join('&')}` : base, where }
+}
 
 function describeParsed(o: postgres.ParsedOptions, url: string): string {
   const secrets = secretsIn(url, (o as { pass?: unknown }).pass)

@@ -39,6 +39,10 @@ t.test('describeDatabaseUrl never shows a password', async (t) => {
     ['postgres://postgres:postgres@localhost/app', 'postgres://***@localhost:5432/app', []],
     ['postgres://app:pa/ss@db/orgscan', '(invalid database URL)', ['pa/ss']],
     ['postgres://app:s3cret@h1:5432,h2:5433/orgscan', 'postgres://app@h1:5432,h2:5433/orgscan', ['s3cret']],
+    // libpq's host and port parameters, which postgres.js alone would send to the server as unknown settings.
+    ['postgres://app:s3cret@/orgscan?host=/run/postgresql', 'postgres://app@/run/postgresql/.s.PGSQL.5432/orgscan', ['s3cret']],
+    ['postgres://app@db.example/orgscan?sslmode=require&host=db2.example&port=6432', 'postgres://app@db2.example:6432/orgscan', []],
+    ['postgres://app@db.example:5433/orgscan?host=%2Fvar%2Frun%2Fpostgresql', 'postgres://app@/var/run/postgresql/.s.PGSQL.5433/orgscan', []],
   ]
   for (const [url, expected, secrets] of cases) {
     const d = describeDatabaseUrl(url)
@@ -188,6 +192,29 @@ t.test('PostgreSQL server', { skip }, async (t) => {
     await db.close()
     await db.close() // idempotent
     await t.rejects(db.sql`SELECT 1`, { code: 'CONNECTION_ENDED' })
+  })
+
+  // The server's Unix-domain socket, when the server is on this machine.
+  const u = new URL(fresh.databaseUrl!)
+  const port = u.port || '5432'
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
+  const [{ unix_socket_directories: dirs }] = await admin`SHOW unix_socket_directories`
+  await admin.end()
+  const dir = String(dirs).split(',').map((d) => d.trim()).find((d) => d.startsWith('/') && fs.existsSync(`${d}/.s.PGSQL.${port}`))
+  const noSocket = dir ? false : `the server's sockets (${dirs}) are not on this machine`
+  await t.test("libpq's host parameter: a Unix-domain socket, with the session settings, both pools", { skip: noSocket }, async (t) => {
+    const socketUrl = `${u.protocol}//${u.username}@${u.pathname}?host=${encodeURIComponent(dir!)}`
+    const db = await openDatabase({ databaseUrl: socketUrl, readPool: { size: 1, statementTimeoutMs: 1234 } })
+    t.teardown(() => db.close())
+    t.equal(db.describe, `postgres://${u.username}@${dir}/.s.PGSQL.${port}${u.pathname}`)
+    for (const [name, pool] of [['control', db.sql], ['read', db.read]] as const) {
+      const [row] = await pool`SELECT inet_server_addr() AS addr, current_setting('application_name') AS app, current_setting('TimeZone') AS tz, current_database() AS d`
+      t.same(row, { addr: null, app: 'orgscan', tz: 'UTC', d: u.pathname.slice(1) }, `${name} pool: through the socket (no server address), with the settings`)
+    }
+    t.same(await db.read`SHOW statement_timeout`, [{ statement_timeout: '1234ms' }], 'the read pool keeps its own settings')
+    await t.rejects(openDatabase({ databaseUrl: `postgres://app:${FAKE_PASSWORD}@/orgscan?host=/nonexistent-dir` }), {
+      message: /^Cannot connect to PostgreSQL at postgres:\/\/app@\/nonexistent-dir\/\.s\.PGSQL\.5432\/orgscan: .*ENOENT/,
+    })
   })
 
   await t.test('poolSize is honoured', async (t) => {
