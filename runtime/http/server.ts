@@ -13,6 +13,7 @@ import { accessLine, noteRoute, Request, type AccessLog } from './access-log.ts'
 import { ApiError } from '../errors.ts'
 import { sendError } from './respond.ts'
 import { whenResponseDone } from './response-done.ts'
+import { cutBody } from './body-cut.ts'
 import { Response } from './response.ts'
 
 export type Router = {
@@ -76,10 +77,15 @@ export const TLS_CIPHERS = [
   'ECDHE-RSA-AES128-GCM-SHA256',
 ].join(':')
 
-/** Responses not yet finished per connection, and the parse error to send once they are (pipelining). */
+/**
+ * Responses not yet finished per connection, the parse error to send once they are (pipelining), and the last request
+ * the connection brought with its response (the one whose body bad bytes would cut).
+ */
 interface SocketState {
   open: number
   pendingError?: string
+  lastReq?: IncomingMessage
+  lastRes?: ServerResponse
 }
 
 function rawError(status: number, title: string, code: string, detail: string): string {
@@ -101,6 +107,8 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     const st = stateOf(req.socket)
     const startedAt = log ? performance.now() : 0
     st.open++
+    st.lastReq = req
+    st.lastRes = res
     if (life) life.inFlight++
     // Every answer carries a request id (the caller's, when well formed) for logs and support.
     const incoming = req.headers['x-request-id']
@@ -110,6 +118,7 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     whenResponseDone(res, () => {
       if (life) life.inFlight--
       if (log) log(accessLine(req, res.statusCode, startedAt, requestId, !res.writableFinished))
+      if (st.lastReq === req) st.lastReq = st.lastRes = undefined
       if (--st.open === 0 && st.pendingError !== undefined && req.socket.writable) req.socket.end(st.pendingError)
     })
     if (life?.draining) res.setHeader('Connection', 'close')
@@ -159,6 +168,14 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
       ? rawError(431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers are too large.')
       : rawError(400, 'Bad Request', 'invalid_parameter', 'The request could not be parsed.')
     const st = sockets.get(socket)
+    const last = st?.lastReq
+    if (st && st.open > 0 && last && !last.complete && !st.lastRes!.headersSent) {
+      // The bad bytes are in the body of a request not yet answered: its answer is the answer to them (a reader of the
+      // body answers 400: body-cut.ts), and the connection closes after it, as the parser cannot go on.
+      st.lastRes!.shouldKeepAlive = false
+      cutBody(last, err)
+      return
+    }
     // Requests before the bad bytes are still being answered: the error follows their answers.
     if (st && st.open > 0) st.pendingError = answer
     else socket.end(answer)

@@ -168,6 +168,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
   async function post(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, version: string | undefined): Promise<void> {
     const read = await readBody(req, config.mcp.maxBodyBytes)
     if (!read.ok) {
+      if ('cut' in read) return sendRpcError(res, 400, RPC.parseError, `Parse error: ${read.cut}`, { headers })
       return sendRpcError(res, 413, RPC.invalidRequest, `The request body exceeds ${config.mcp.maxBodyBytes} bytes.`, { headers: { ...headers, Connection: 'close' } })
     }
     let body: unknown

@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
+import { bodyCutBy } from '../http/body-cut.ts'
 
 /** JSON-RPC error codes used outside the SDK (the SDK's own errors keep theirs). */
 export const RPC = { parseError: -32700, invalidRequest: -32600, serverError: -32000, sessionNotFound: -32001 } as const
@@ -15,12 +16,26 @@ export function sendRpcError(res: ServerResponse, status: number, code: number, 
   res.end(body)
 }
 
-export type BodyResult = { ok: true; text: string } | { ok: false; tooLarge: true }
+/**
+ * A body read, or why not: beyond the limit (the caller answers 413), or cut by bytes the HTTP parser could not read or
+ * by the server's time limit for receiving a request (the caller answers 400; `detail` says which, for the client).
+ */
+export type BodyResult = { ok: true; text: string } | { ok: false; tooLarge: true } | { ok: false; cut: string }
 
-/** Reads the request body, at most `max` bytes; beyond it, stops reading and reports it (the caller answers 413). */
+function cutResult(err: Error): BodyResult {
+  const timeout = (err as NodeJS.ErrnoException).code === 'ERR_HTTP_REQUEST_TIMEOUT'
+  return { ok: false, cut: timeout ? 'The request body did not arrive in time.' : 'The request body could not be read: its framing (chunked encoding) is malformed.' }
+}
+
+/**
+ * Reads the request body, at most `max` bytes; beyond it, stops reading and reports it. A body the server found cut
+ * (runtime/http/body-cut.ts) is reported at once, never waited for.
+ */
 export function readBody(req: IncomingMessage, max: number): Promise<BodyResult> {
   const declared = Number(req.headers['content-length'] ?? NaN)
   if (declared > max) return Promise.resolve({ ok: false, tooLarge: true })
+  const cut = bodyCutBy(req)
+  if (cut) return Promise.resolve(cutResult(cut))
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
@@ -35,7 +50,7 @@ export function readBody(req: IncomingMessage, max: number): Promise<BodyResult>
       chunks.push(c)
     })
     req.on('end', () => resolve({ ok: true, text: Buffer.concat(chunks, size).toString('utf8') }))
-    req.on('error', reject)
+    req.on('error', (e: Error) => (bodyCutBy(req) === e ? resolve(cutResult(e)) : reject(e)))
   })
 }
 

@@ -31,7 +31,7 @@ export async function readForm(req: IncomingMessage): Promise<Map<string, string
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
   if (type !== 'application/x-www-form-urlencoded') throw new OAuthError(400, 'invalid_request', 'The body must be application/x-www-form-urlencoded.')
   const body = await readBody(req, MAX_BODY)
-  if (!body.ok) throw new OAuthError(413, 'invalid_request', `The body exceeds ${MAX_BODY} bytes.`, { Connection: 'close' })
+  if (!body.ok) throw 'cut' in body ? new OAuthError(400, 'invalid_request', body.cut) : new OAuthError(413, 'invalid_request', `The body exceeds ${MAX_BODY} bytes.`, { Connection: 'close' })
   return uniqueParams(new URLSearchParams(body.text))
 }
 
@@ -40,7 +40,7 @@ export async function readJson(req: IncomingMessage): Promise<Record<string, unk
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
   if (type !== 'application/json') throw new OAuthError(400, 'invalid_client_metadata', 'The body must be application/json.')
   const body = await readBody(req, MAX_BODY)
-  if (!body.ok) throw new OAuthError(413, 'invalid_client_metadata', `The body exceeds ${MAX_BODY} bytes.`, { Connection: 'close' })
+  if (!body.ok) throw 'cut' in body ? new OAuthError(400, 'invalid_client_metadata', body.cut) : new OAuthError(413, 'invalid_client_metadata', `The body exceeds ${MAX_BODY} bytes.`, { Connection: 'close' })
   let json: unknown
   try {
     json = JSON.parse(body.text)

@@ -154,6 +154,27 @@ t.test("Node's own rejections carry the error envelope too", async (t) => {
   t.equal(garbage[0].body.error.code, 'invalid_parameter')
 })
 
+t.test('a body cut by a malformed chunk is answered 400 at once, on every surface that reads bodies, then the connection closes', async (t) => {
+  // Node's parser stops at the bad chunk size and reports it on the server, not on the request: a handler reading the
+  // body waited for its end until the idle timeout (60 s), and the client got no answer at all.
+  const chunked = (head: string) => `${head}Host: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\nzz\r\n`
+  const started = Date.now()
+  const mcp = answers(await raw(chunked(`POST /v1/mcp HTTP/1.1\r\nAuthorization: ${auth}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n`)))
+  t.same(mcp.map((a) => a.status), [400], 'MCP: one answer, 400')
+  t.same(mcp[0].body.error, { code: -32700, message: 'Parse error: The request body could not be read: its framing (chunked encoding) is malformed.' }, 'MCP: a JSON-RPC parse error')
+  const token = answers(await raw(chunked('POST /oauth/token HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\n')))
+  t.same(token.map((a) => a.status), [400], 'OAuth token endpoint: one answer, 400')
+  t.equal(token[0].body.error, 'invalid_request')
+  // A GET does not read its body: it is answered, and the connection closes (its parser cannot go on).
+  const get = answers(await raw(chunked(`GET ${base}/fields?limit=1 HTTP/1.1\r\nAuthorization: ${auth}\r\n`)))
+  t.same(get.map((a) => a.status), [200], 'REST: the GET is answered, once')
+  // Pipelined after a valid request: its answer first, then the cut body's.
+  const both = answers(await raw(`GET ${base}/objects?limit=2 HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\n\r\n` + chunked(`POST /v1/mcp HTTP/1.1\r\nAuthorization: ${auth}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n`)))
+  t.same(both.map((a) => a.status), [200, 400], 'the valid request answered first, then the 400')
+  t.equal(both[0].body.data.length, 2)
+  t.ok(Date.now() - started < 4000, `all answered and closed at once (${Date.now() - started} ms; raw() gives up after 5 s)`)
+})
+
 t.test('a valid request pipelined before garbage still gets its own answer, then the 400', async (t) => {
   const stream = await raw(
     `GET ${base}/fields?limit=3 HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\n\r\n` +
