@@ -50,6 +50,8 @@ export interface Config {
    * answers holds them in the server (and pins response-cache segments) no longer than this.
    */
   idleSocketMs: number
+  /** The time a request's head and body have to arrive, ms: past it, a 400 and the connection closed. */
+  requestTimeoutMs: number
   /** One JSON line per request on stderr (`orgscan serve`). */
   accessLog: boolean
   /** Retention: scans kept per org (0: all), and how often older ones are pruned, ms. */
@@ -154,6 +156,7 @@ export const EnvSchema = v.object({
   ORGSCAN_CACHE_MB: v.optional(intFromEnv(0, 1_000_000), '64'),
   ORGSCAN_DRAIN_MS: v.optional(intFromEnv(0, 600_000), '10000'),
   ORGSCAN_IDLE_SOCKET_MS: v.optional(intFromEnv(0, 3_600_000), '60000'),
+  ORGSCAN_REQUEST_TIMEOUT_MS: v.optional(intFromEnv(1_000, 3_600_000), '30000'),
   ORGSCAN_ACCESS_LOG: v.optional(v.picklist(['on', 'off']), 'on'),
   ORGSCAN_ADMIN_PORT: v.optional(intFromEnv(0, 65535)),
   ORGSCAN_KEEP_SCANS: v.optional(intFromEnv(0, 1_000_000), '10'),
@@ -292,6 +295,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     cache: { maxBytes: e.ORGSCAN_CACHE_MB * 1024 * 1024, orgStateMs: e.ORGSCAN_ORG_CACHE_MS },
     drainMs: e.ORGSCAN_DRAIN_MS,
     idleSocketMs: e.ORGSCAN_IDLE_SOCKET_MS,
+    requestTimeoutMs: e.ORGSCAN_REQUEST_TIMEOUT_MS,
     accessLog: e.ORGSCAN_ACCESS_LOG === 'on',
     admin: { port: e.ORGSCAN_ADMIN_PORT, host: e.ORGSCAN_ADMIN_HOST },
     retention: { keepScans: e.ORGSCAN_KEEP_SCANS, everyMs: e.ORGSCAN_PRUNE_EVERY_MS },

@@ -187,6 +187,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       tls: config.tls,
       lifecycle,
       idleSocketMs: config.idleSocketMs,
+      requestTimeoutMs: config.requestTimeoutMs,
       accessLog: answered(metrics, opts.accessLog),
       // Every REST response under /v1 carries the version that handled it, errors included; MCP responses do not.
       headersFor: (path): Record<string, string> => ((path === '/v1' || path.startsWith('/v1/')) && path !== '/v1/mcp' ? { [VERSION_HEADER]: '1' } : {}),

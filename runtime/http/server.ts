@@ -46,6 +46,12 @@ export interface HttpServerOptions {
    * timeouts bound a client that sends slowly; this one bounds a client that stops reading what it asked for.
    */
   idleSocketMs?: number
+  /**
+   * The time a request's head and body have to arrive (ms; default 30 s, Node's default is 5 minutes): past it the
+   * request is answered 400 and its connection closed. Its head has at most 20 s of it. Node checks every 30 s, or a
+   * quarter of this when that is shorter, so a slow request ends between this and that much later.
+   */
+  requestTimeoutMs?: number
   /** One line per answered request (runtime/http/access-log.ts). */
   accessLog?: AccessLog
 }
@@ -100,7 +106,18 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     if (!st) sockets.set(socket, (st = { open: 0 }))
     return st
   }
-  const httpOptions = { IncomingMessage: Request, ServerResponse: Response, maxHeaderSize: 16384, requestTimeout: 30_000, headersTimeout: 20_000, keepAliveTimeout: 5_000, requireHostHeader: false }
+  const requestTimeout = opts.requestTimeoutMs ?? 30_000
+  const httpOptions = {
+    IncomingMessage: Request,
+    ServerResponse: Response,
+    maxHeaderSize: 16384,
+    requestTimeout,
+    // Node refuses a head timeout longer than the request's.
+    headersTimeout: Math.min(20_000, requestTimeout),
+    connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(requestTimeout / 4))),
+    keepAliveTimeout: 5_000,
+    requireHostHeader: false,
+  }
   const life = opts.lifecycle
   const log = opts.accessLog
   const handler = (req: IncomingMessage, res: ServerResponse) => {

@@ -175,6 +175,35 @@ t.test('a body cut by a malformed chunk is answered 400 at once, on every surfac
   t.ok(Date.now() - started < 4000, `all answered and closed at once (${Date.now() - started} ms; raw() gives up after 5 s)`)
 })
 
+t.test('a body that does not arrive within the request time limit is answered 400 when the limit passes', async (t) => {
+  const slow = await startTestService(t, { config: { requestTimeoutMs: 1000 } })
+  const { port } = new URL(slow.url)
+  const key = await slow.keyHeader(slow.seed.orgs[0].accountId)
+  const send = (payload: string) =>
+    new Promise<{ out: string; ms: number }>((resolve, reject) => {
+      const started = Date.now()
+      const s = connect(Number(port), '127.0.0.1', () => s.write(payload))
+      let out = ''
+      s.setEncoding('utf8')
+      s.on('data', (d) => (out += d))
+      s.on('close', () => resolve({ out, ms: Date.now() - started }))
+      s.on('error', reject)
+      s.setTimeout(5000, () => s.destroy(new Error(`no close within 5 s; got ${JSON.stringify(out.slice(0, 200))}`)))
+    })
+  // 2 of the 10 bytes the head announces: the MCP endpoint is reading the body when the limit passes.
+  const body = await send(`POST /v1/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${key}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 10\r\n\r\n{}`)
+  const [answer] = splitAnswers(Buffer.from(body.out)).answers
+  t.equal(answer?.status, 400, 'MCP: 400')
+  t.same(JSON.parse(answer?.body ?? '{}').error, { code: -32700, message: 'Parse error: The request body did not arrive in time.' })
+  t.ok(body.ms >= 900 && body.ms < 4000, `answered once the limit passed, and closed (${body.ms} ms)`)
+  // A head that never ends: Node's own path, answered in the error envelope.
+  const head = await send(`GET /v1/orgs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: `)
+  const [headAnswer] = splitAnswers(Buffer.from(head.out)).answers
+  t.equal(headAnswer?.status, 400, 'an unfinished head: 400')
+  t.equal(JSON.parse(headAnswer?.body ?? '{}').error?.code, 'invalid_parameter')
+  t.ok(head.ms < 4000, `closed (${head.ms} ms)`)
+})
+
 t.test('a valid request pipelined before garbage still gets its own answer, then the 400', async (t) => {
   const stream = await raw(
     `GET ${base}/fields?limit=3 HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\n\r\n` +
