@@ -18,7 +18,7 @@ export function sendRpcError(res: ServerResponse, status: number, code: number, 
 
 /**
  * A body read, or why not: beyond the limit (the caller answers 413), or cut by bytes the HTTP parser could not read or
- * by the server's time limit for receiving a request (the caller answers 400; `detail` says which, for the client).
+ * by the server's time limit for receiving a request (the caller answers 400 with `cut`, the sentence saying which).
  */
 export type BodyResult = { ok: true; text: string } | { ok: false; tooLarge: true } | { ok: false; cut: string }
 
