@@ -88,8 +88,7 @@ function pool(url: string, max: number, reads?: { statementTimeoutMs: number }, 
   try {
     const params = reads ? READ_PARAMS : CONNECTION_PARAMS
     const connection = reads && reads.statementTimeoutMs > 0 ? { ...params, statement_timeout: reads.statementTimeoutMs } : params
-    const { url: rest, where } = libpqTarget(url)
-    return postgres(rest, { max, idle_timeout: 60, connect_timeout: connectTimeout, connection, onnotice: silent, ...where })
+    return postgresAt(url, { max, idle_timeout: 60, connect_timeout: connectTimeout, connection, onnotice: silent })
   } catch (err) {
     // No `cause`: URL parse errors carry the whole URL (password included) in `input`.
     throw new Error(`Invalid database URL: ${(err as Error).message}`)
@@ -203,8 +202,7 @@ export function describeDatabaseUrl(url: string): string {
   let options: postgres.ParsedOptions
   try {
     // Parsing only: a postgres.js instance opens no connection before its first query.
-    const { url: rest, where } = libpqTarget(url)
-    options = postgres(rest, { max: 1, ...where }).options
+    options = postgresAt(url, { max: 1 }).options
   } catch {
     return INVALID_URL
   }
@@ -220,7 +218,7 @@ const INVALID_URL = '(invalid database URL)'
  * URL with a user but no host (`app@/orgscan`), which the URL parser refuses, is given a stand-in host that the
  * parameter then replaces. Returns the URL without them, and them as postgres.js options.
  */
-export function libpqTarget(url: string): { url: string; where: { host?: string; port?: number } } {
+function libpqTarget(url: string): { url: string; where: { host?: string; port?: number } } {
   const q = url.indexOf('?')
   if (q < 0) return { url, where: {} }
   const where: { host?: string; port?: number } = {}
@@ -242,6 +240,12 @@ export function libpqTarget(url: string): { url: string; where: { host?: string;
   let base = url.slice(0, q)
   if (where.host !== undefined) base = base.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#]*@)(?=\/|$)/i, '$1localhost')
   return { url: kept.length ? `${base}?${kept.join('&')}` : base, where }
+}
+
+/** A postgres.js pool on `url`, with libpq's `host` and `port` parameters read (`libpqTarget`). */
+function postgresAt(url: string, options: postgres.Options<{}>): postgres.Sql {
+  const { url: rest, where } = libpqTarget(url)
+  return postgres(rest, { ...options, ...where })
 }
 
 function describeParsed(o: postgres.ParsedOptions, url: string): string {

@@ -120,9 +120,9 @@ t.test('methods, unknown paths, oversize requests', async (t) => {
   t.equal(ok.status, 200, 'still serving')
 })
 
-/** Sends raw bytes on one connection; resolves with everything the server wrote before closing. */
-function raw(payload: string): Promise<string> {
-  const { port } = new URL(ts.url)
+/** Sends raw bytes on one connection (to `url`, by default this file's service); resolves with everything the server wrote before closing. */
+function raw(payload: string, url = ts.url): Promise<string> {
+  const { port } = new URL(url)
   return new Promise((resolve, reject) => {
     const s = connect(Number(port), '127.0.0.1', () => s.write(payload))
     let out = ''
@@ -177,19 +177,12 @@ t.test('a body cut by a malformed chunk is answered 400 at once, on every surfac
 
 t.test('a body that does not arrive within the request time limit is answered 400 when the limit passes', async (t) => {
   const slow = await startTestService(t, { config: { requestTimeoutMs: 1000 } })
-  const { port } = new URL(slow.url)
   const key = await slow.keyHeader(slow.seed.orgs[0].accountId)
-  const send = (payload: string) =>
-    new Promise<{ out: string; ms: number }>((resolve, reject) => {
-      const started = Date.now()
-      const s = connect(Number(port), '127.0.0.1', () => s.write(payload))
-      let out = ''
-      s.setEncoding('utf8')
-      s.on('data', (d) => (out += d))
-      s.on('close', () => resolve({ out, ms: Date.now() - started }))
-      s.on('error', reject)
-      s.setTimeout(5000, () => s.destroy(new Error(`no close within 5 s; got ${JSON.stringify(out.slice(0, 200))}`)))
-    })
+  const send = async (payload: string) => {
+    const started = Date.now()
+    const out = await raw(payload, slow.url)
+    return { out, ms: Date.now() - started }
+  }
   // 2 of the 10 bytes the head announces: the MCP endpoint is reading the body when the limit passes.
   const body = await send(`POST /v1/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${key}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 10\r\n\r\n{}`)
   const [answer] = splitAnswers(Buffer.from(body.out)).answers
