@@ -476,7 +476,7 @@ export interface LoginActivity {
 export interface LoginActivityOverview {
   /** The license types the counts are scoped to; null when unscoped. */
   licenseTypes: string[] | null
-  /** Per window (30, 90 and 365 days): users who logged in, users who did not, and logins, optionally for some licenses only. */
+  /** Per window (30, 90 and 365 days): licensed users, users who logged in and users who did not, and the share who did, optionally for some licenses only. */
   windows: Record<string, unknown>
 }
 

@@ -49,7 +49,7 @@ export const loginActivityOverview = defineResource({
   kind: 'singleton',
   fields: {
     licenseTypes: f.textArray({ nullable: true, description: 'The license types the counts are scoped to; null when unscoped.' }),
-    windows: f.json(v.array(windowSchema), { description: 'Per window (30, 90 and 365 days): users who logged in, users who did not, and logins, optionally for some licenses only.' }),
+    windows: f.json(v.array(windowSchema), { description: 'Per window (30, 90 and 365 days): licensed users, users who logged in and users who did not, and the share who did, optionally for some licenses only.' }),
   },
   extraParams: [{ name: 'license', type: 'list', description: 'License type to include (repeatable), e.g. `license=Salesforce&license=Salesforce Platform`.' }],
   singletonSql: ({ scanParam, extra, param }) => {

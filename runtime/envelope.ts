@@ -7,13 +7,35 @@
 import type { ListPlan } from './plan.ts'
 import type { ReadResult } from './read.ts'
 
+/** The name of a query pair as sent (`name=value`), decoded; the raw pair when it does not decode. */
+function pairName(pair: string): string {
+  const raw = pair.split('=', 1)[0].replace(/\+/g, ' ')
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    return raw
+  }
+}
+
+/**
+ * The links keep the caller's query string as it was sent and change only `offset` (and `limit` when it was clamped),
+ * in place: a link is never longer than the request by more than those digits, so following it stays within the URL
+ * limit that the request itself met, however the filter was encoded.
+ */
 function links(path: string, qs: string, plan: ListPlan, hasMore: boolean): string {
+  const pairs = qs === '' ? [] : qs.split('&').filter((p) => p !== '')
   const make = (offset: number | null) => {
-    const p = new URLSearchParams(qs)
-    if (offset === null) return path + (qs ? `?${p.toString()}` : '')
-    p.set('offset', String(offset))
-    if (plan.requestedLimit !== undefined) p.set('limit', String(plan.limit))
-    return `${path}?${p.toString()}`
+    if (offset === null) return pairs.length ? `${path}?${pairs.join('&')}` : path
+    const set: Record<string, string> = { offset: `offset=${offset}` }
+    if (plan.requestedLimit !== undefined) set.limit = `limit=${plan.limit}`
+    const out = pairs.map((p) => {
+      const name = pairName(p)
+      if (!(name in set)) return p
+      const own = set[name]
+      delete set[name]
+      return own
+    })
+    return `${path}?${[...out, ...Object.values(set)].join('&')}`
   }
   const links: Record<string, string> = { self: make(null) }
   if (hasMore) links.next = make(plan.offset + plan.limit)

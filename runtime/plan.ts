@@ -43,6 +43,9 @@ export interface GetPlan {
 export type Plan = ListPlan | GetPlan
 
 const INT = /^(0|[1-9][0-9]*)$/
+const POSITIVE_INT = /^[1-9][0-9]*$/
+/** C0 control characters (NUL, tab, newline…): never part of an id or a parameter value, and PostgreSQL refuses NUL. */
+const CONTROL = /[\u0000-\u001f]/
 
 function single(q: QueryInput, name: string): string | undefined {
   const v = q.get(name)
@@ -51,11 +54,11 @@ function single(q: QueryInput, name: string): string | undefined {
   return v[0]
 }
 
-function nonNegativeInt(raw: string, name: string): number {
-  if (!INT.test(raw) || raw.length > 12) {
-    throw new ApiError('invalid_parameter', `${name} must be a non-negative integer.`, { parameter: name })
-  }
-  return Number(raw)
+function nonNegativeInt(raw: string, name: string, max: number): number {
+  if (!INT.test(raw)) throw new ApiError('invalid_parameter', `${name} must be a non-negative integer.`, { parameter: name })
+  const n = Number(raw)
+  if (n > max) throw new ApiError('invalid_parameter', `${name} must be at most ${max}.`, { parameter: name })
+  return n
 }
 
 function allowedParams(c: CompiledResource, op: 'list' | 'get'): Set<string> {
@@ -89,6 +92,7 @@ function extraOf(c: CompiledResource, q: QueryInput): Record<string, string[]> {
     if (v.length > 50) throw new ApiError('invalid_parameter', `${p.name} may be given at most 50 times.`, { parameter: p.name })
     for (const s of v) {
       if (s.length === 0 || s.length > 200) throw new ApiError('invalid_parameter', `${p.name} values must be 1 to 200 characters.`, { parameter: p.name })
+      if (CONTROL.test(s)) throw new ApiError('invalid_parameter', `${p.name} values must not contain control characters.`, { parameter: p.name })
     }
     extra[p.name] = [...v]
   }
@@ -104,20 +108,19 @@ export function planList(c: CompiledResource, q: QueryInput, surface: Surface, p
     const rawLimit = single(q, 'limit')
     limit = DEFAULT_LIMIT
     if (rawLimit !== undefined) {
-      // One wording for every limit that is not a whole number of at least 1 (0, -1, 1.5, abc).
-      const n = INT.test(rawLimit) && rawLimit.length <= 12 ? Number(rawLimit) : 0
-      if (n === 0) throw new ApiError('invalid_parameter', 'limit must be a whole number of at least 1.', { parameter: 'limit' })
+      // One wording for every limit that is not a whole number of at least 1 (0, -1, 1.5, abc). Any whole number
+      // above the maximum, however many digits it has, is clamped on REST (reported as `requestedLimit`, at most
+      // 2^53 - 1 so that it stays an exact JSON number) and refused on MCP.
+      if (!POSITIVE_INT.test(rawLimit)) throw new ApiError('invalid_parameter', 'limit must be a whole number of at least 1.', { parameter: 'limit' })
+      const n = Number(rawLimit)
       if (n > MAX_LIMIT) {
         if (surface === 'mcp') throw new ApiError('invalid_parameter', `limit must be at most ${MAX_LIMIT}.`, { parameter: 'limit' })
-        requestedLimit = n
+        requestedLimit = Math.min(n, Number.MAX_SAFE_INTEGER)
         limit = MAX_LIMIT
       } else limit = n
     }
     const rawOffset = single(q, 'offset')
-    if (rawOffset !== undefined) {
-      offset = nonNegativeInt(rawOffset, 'offset')
-      if (offset > MAX_OFFSET) throw new ApiError('invalid_parameter', `offset must be at most ${MAX_OFFSET}.`, { parameter: 'offset' })
-    }
+    if (rawOffset !== undefined) offset = nonNegativeInt(rawOffset, 'offset', MAX_OFFSET)
   }
   const rawFilter = single(q, 'filter')
   let filter = c.defaultFilter
@@ -151,7 +154,7 @@ export function decodeId(c: CompiledResource, raw: string): string {
   if (raw.length === 0 || raw.length > 512) throw new ApiError('invalid_id', `${parameter} must be 1 to 512 characters.`, { parameter })
   switch (spec.encoding) {
     case 'int':
-      if (!INT.test(raw) || raw.length > 18) throw new ApiError('invalid_id', `${parameter} must be a positive integer.`, { parameter })
+      if (!POSITIVE_INT.test(raw) || raw.length > 18) throw new ApiError('invalid_id', `${parameter} must be a positive integer.`, { parameter })
       return raw
     case 'base64url': {
       const s = raw.replace(/=+$/, '')
@@ -160,10 +163,11 @@ export function decodeId(c: CompiledResource, raw: string): string {
       if (text.length === 0 || text.includes('\uFFFD') || Buffer.from(text, 'utf8').toString('base64url') !== s) {
         throw new ApiError('invalid_id', `${parameter} is not valid Base64URL-encoded UTF-8.`, { parameter })
       }
+      if (CONTROL.test(text)) throw new ApiError('invalid_id', `${parameter} decodes to text with control characters.`, { parameter })
       return text
     }
     case 'text':
-      if (/[\u0000-\u001f]/.test(raw)) throw new ApiError('invalid_id', `${parameter} contains control characters.`, { parameter })
+      if (CONTROL.test(raw)) throw new ApiError('invalid_id', `${parameter} contains control characters.`, { parameter })
       return raw
   }
 }

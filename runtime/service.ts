@@ -14,7 +14,7 @@ import { ApiKeyAuthenticator } from './auth/api-keys.ts'
 import { createAuthenticate } from './auth/authenticate.ts'
 import { createLogger, type Logger } from './log.ts'
 import type { ServiceContext } from './service-context.ts'
-import { buildDiscoveryRoutes, buildRestRouter, VERSION_HEADER } from './http/rest.ts'
+import { buildDiscoveryRoutes, buildRestRouter, restVersionHeaders } from './http/rest.ts'
 import { createHttpServer, type HttpServerOptions } from './http/server.ts'
 import { buildReferenceRoutes } from './http/reference-page.ts'
 import { buildCatalog } from './mcp/server.ts'
@@ -178,6 +178,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       return surface === 'mcp' ? `${bearer}, ${basic}` : `${basic}, ${bearer}`
     }
     const ctx: ServiceContext = { config, clock, resources, log, quota, pipeline, challenge, versions: vt }
+    const restVersion = restVersionHeaders(ctx)
     const catalog = buildCatalog({ resources, prompts: opts.prompts ?? [], versions: vt, clock, extraTools: opts.mcpExtraTools })
     sessions = new McpSessions(db.sql, { idleMs: config.mcp.sessionIdleMs, maxPerAccount: config.mcp.sessionsPerAccount, confirmMs: config.authCacheMs }, clock, log)
     const mcp = buildMcpRouter({ ctx, catalog, sessions, metrics })
@@ -189,8 +190,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       idleSocketMs: config.idleSocketMs,
       requestTimeoutMs: config.requestTimeoutMs,
       accessLog: answered(metrics, opts.accessLog),
-      // Every REST response under /v1 carries the version that handled it, errors included; MCP responses do not.
-      headersFor: (path): Record<string, string> => ((path === '/v1' || path.startsWith('/v1/')) && path !== '/v1/mcp' ? { [VERSION_HEADER]: '1' } : {}),
+      // Every REST response under /v1 carries the version that handled it (and its deprecation, or is its 410),
+      // errors included; MCP responses do not.
+      headersFor: (path) => ((path === '/v1' || path.startsWith('/v1/')) && path !== '/v1/mcp' && path !== '/v1/mcp/' ? restVersion() : {}),
       // Edge shedding before anything else: a bare 429, no body, no X-RateLimit-*.
       onRequest: config.burstGuard.enabled
         ? (req, res) => {

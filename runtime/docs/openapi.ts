@@ -177,7 +177,7 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
         hasMore: { type: 'boolean', description: 'Whether another page follows.' },
         limit: { type: 'integer' },
         offset: { type: 'integer' },
-        requestedLimit: { type: 'integer', description: 'Present when the limit asked for was clamped.' },
+        requestedLimit: { type: 'integer', description: 'Present when the limit asked for was clamped: the value asked for (at most 9007199254740991).' },
       },
     },
     Links: {

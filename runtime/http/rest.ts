@@ -26,11 +26,13 @@ const VERSION = 'v1'
 
 type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string | undefined>, qs: string) => Promise<void>
 
-export function buildRestRouter(ctx: ServiceContext): Routes {
-  const router = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: true, caseSensitive: true, maxParamLength: 512 })
-
-  const versionHeaders = (): Headers | ApiError => {
-    // The table in memory (runtime/versions/live.ts): no database round trip per request.
+/**
+ * The headers of every answer under /v1/ (the version that handled it, and `Deprecation`/`Sunset` while it is
+ * deprecated), or the answer itself when the version is removed (410) or not released (404), whatever the path.
+ * Read from the version table in memory (runtime/versions/live.ts): no database round trip per request.
+ */
+export function restVersionHeaders(ctx: Pick<ServiceContext, 'versions' | 'clock'>): () => Headers | ApiError {
+  return () => {
     const st = versionState(ctx.versions.rows('rest'), VERSION, ctx.clock)
     const h: Headers = { [VERSION_HEADER]: '1' }
     if (st.state === 'removed') return new ApiError('gone', 'API version v1 has reached its sunset date and is no longer served.', { headers: h })
@@ -41,6 +43,12 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
     }
     return h
   }
+}
+
+export function buildRestRouter(ctx: ServiceContext): Routes {
+  const router = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: true, caseSensitive: true, maxParamLength: 1024 })
+
+  const versionHeaders = restVersionHeaders(ctx)
 
   /** version → authenticate → the pipeline → render: the same for every authenticated route. */
   const handle = (operation: (params: Record<string, string | undefined>, qs: string) => Operation): Handler => async (req, res, params, qs) => {
@@ -56,10 +64,9 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
       return sendError(res, err, vh)
     }
     // An OAuth token reads with the read scope (API keys always read).
-    if (principal.scopes && !principal.scopes.includes('mcp:read')) {
-      return sendError(res, new ApiError('forbidden', 'This access token was not granted the mcp:read scope, which reading needs.', { scope: 'mcp:read' }), vh)
-    }
-    const out = await ctx.pipeline.execute(principal, operation(params, qs), 'rest')
+    const out = principal.scopes && !principal.scopes.includes('mcp:read')
+      ? await ctx.pipeline.refuse(principal, new ApiError('forbidden', 'This access token was not granted the mcp:read scope, which reading needs.', { scope: 'mcp:read' }))
+      : await ctx.pipeline.execute(principal, operation(params, qs), 'rest')
     // vh is this request's own object: the answer's headers are added to it.
     const headers = out.rate ? Object.assign(vh, out.rate.headers) : vh
     if (!out.ok) return sendError(res, out.error, headers)

@@ -27,13 +27,22 @@ export interface Routes {
   allow: readonly string[]
 }
 
-const MAX_URL = 8192
+/**
+ * The longest request URL served (characters, as sent). Filters are limited to 4,096 characters once decoded
+ * (docs/rql.md); fully percent-encoded, ASCII takes three characters each, so a filter at its limit fits with the path
+ * and the other parameters. The head as a whole (URL and headers) is limited to `MAX_HEAD` bytes.
+ */
+export const MAX_URL = 14_336
+export const MAX_HEAD = 20_480
 
 export interface HttpServerOptions {
   /** Runs first; false means it answered (edge shedding). */
   onRequest?: (req: IncomingMessage, res: ServerResponse) => boolean
-  /** Headers for answers given here (404, 405) by path, e.g. the version header under /v1/. */
-  headersFor?: (path: string) => Record<string, string>
+  /**
+   * Headers for answers given here (404, 405, a malformed request) by path, e.g. the version header under /v1/; or the
+   * answer itself, when every request to the path gets the same one (410 for a path of a removed version).
+   */
+  headersFor?: (path: string) => Record<string, string> | ApiError
   /** Serve HTTPS with this certificate and key (PEM). */
   tls?: { cert: Buffer; key: Buffer }
   /**
@@ -110,7 +119,7 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
   const httpOptions = {
     IncomingMessage: Request,
     ServerResponse: Response,
-    maxHeaderSize: 16384,
+    maxHeaderSize: MAX_HEAD,
     requestTimeout,
     // Node refuses a head timeout longer than the request's.
     headersTimeout: Math.min(20_000, requestTimeout),
@@ -140,13 +149,19 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     })
     if (life?.draining) res.setHeader('Connection', 'close')
     try {
-      if (req.httpVersion === '1.1' && req.headers.host === undefined) {
-        return sendError(res, new ApiError('invalid_parameter', 'HTTP/1.1 requests need a Host header.', { headers: { Connection: 'close' } }))
-      }
       if (opts.onRequest && !opts.onRequest(req, res)) return
       const url = req.url ?? '/'
-      if (url.length > MAX_URL) return sendError(res, new ApiError('invalid_parameter', `The request URL exceeds ${MAX_URL} characters.`))
       const path = url.split('?')[0]
+      // Answers given here, before a route's handler: with the path's own headers (or its fixed answer).
+      const refuse = (err: ApiError) => {
+        const headers = opts.headersFor?.(path) ?? {}
+        if (headers instanceof ApiError) return sendError(res, headers, headers.extras.headers)
+        sendError(res, err, headers)
+      }
+      if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+        return refuse(new ApiError('invalid_parameter', 'HTTP/1.1 requests need a Host header.', { headers: { Connection: 'close' } }))
+      }
+      if (url.length > MAX_URL) return refuse(new ApiError('invalid_parameter', `The request URL exceeds ${MAX_URL} characters.`))
       const method = req.method ?? 'GET'
       let match: Match | null = null
       const found = routes.find((r) => r.allow.includes(method) && (match = r.router.find(method as 'GET', path) as Match | null))
@@ -157,14 +172,13 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
         m.handler(req, res, m.params, m.store, m.searchParams)
         return
       }
-      const headers = opts.headersFor?.(path) ?? {}
       // The path exists for other methods: 405 with the methods it takes.
       const other = routes.find((r) => r.router.find(r.allow[0] as 'GET', path))
       if (other) {
         const detail = other.allow.includes('GET') ? `${method} is not allowed here; this API is read-only.` : `${method} is not allowed here.`
-        return sendError(res, new ApiError('method_not_allowed', detail, { headers: { Allow: other.allow.join(', ') } }), headers)
+        return refuse(new ApiError('method_not_allowed', detail, { headers: { Allow: other.allow.join(', ') } }))
       }
-      sendError(res, new ApiError('not_found', 'No such endpoint. Endpoints are under /v1/; GET / lists the versions.'), headers)
+      refuse(new ApiError('not_found', 'No such endpoint. Endpoints are under /v1/; GET / lists the versions.'))
     } catch {
       sendError(res, new ApiError('internal_error', 'The server failed to process the request.'))
     }
@@ -176,7 +190,8 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
   if (opts.idleSocketMs) server.setTimeout(opts.idleSocketMs)
   // Node answers an unexpected `Expect` with a bodiless 417 unless this event is handled.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    sendError(res, new ApiError('expectation_failed', `Expect: ${String(req.headers.expect).slice(0, 64)} is not supported; only 100-continue is.`, { headers: { Connection: 'close' } }))
+    const headers = opts.headersFor?.((req.url ?? '/').split('?')[0])
+    sendError(res, new ApiError('expectation_failed', `Expect: ${String(req.headers.expect).slice(0, 64)} is not supported; only 100-continue is.`, { headers: { Connection: 'close' } }), headers instanceof ApiError ? headers.extras.headers : headers)
   })
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') return socket.destroy()

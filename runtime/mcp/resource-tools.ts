@@ -14,7 +14,7 @@ import type { Principal } from '../auth/principal.ts'
 import type { Pipeline } from '../pipeline/pipeline.ts'
 import { recordJsonSchema, JSON_SCHEMA_DIALECT, type JsonSchema } from './json-schema.ts'
 import { argsSchema, parseArgs, type ArgSpec } from './tool-args.ts'
-import { errorResult, jsonResult, type RawJson } from './tool-results.ts'
+import { errorResult, jsonResult, withErrorResult, type RawJson } from './tool-results.ts'
 
 /** What a tool call runs with. */
 export interface ToolContext {
@@ -169,7 +169,7 @@ function tool(c: CompiledResource, op: 'list' | 'get', all: readonly CompiledRes
     title,
     description: describe(c, op, all, orgsTool),
     inputSchema: argsSchema(specs) as Tool['inputSchema'],
-    outputSchema: (op === 'list' ? listOutput(c) : getOutput(c)) as Tool['outputSchema'],
+    outputSchema: withErrorResult(op === 'list' ? listOutput(c) : getOutput(c)) as Tool['outputSchema'],
     annotations: readOnlyAnnotations(title),
   }
   return {

@@ -3,12 +3,13 @@
  * `/v1/account/quota`, consuming nothing) and `server_info` (the MCP version table, as `GET /` gives it: each
  * version's status, and its sunset date once deprecated). Both are free.
  */
-import type { Tool } from '@modelcontextprotocol/server'
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server'
 import type { Clock } from '../config.ts'
 import { discoveryPayload, type VersionSource } from '../versions/state.ts'
 import { JSON_SCHEMA_DIALECT } from './json-schema.ts'
-import { argsSchema } from './tool-args.ts'
-import { errorResult, successResult } from './tool-results.ts'
+import { argsSchema, parseArgs } from './tool-args.ts'
+import { toApiError } from '../errors.ts'
+import { errorResult, successResult, withErrorResult } from './tool-results.ts'
 import { readOnlyAnnotations, type McpTool } from './resource-tools.ts'
 
 const windowSchema = {
@@ -21,13 +22,23 @@ const windowSchema = {
   required: ['limit', 'remaining', 'resetAt'],
 }
 
+/** These tools take no arguments: any argument is `bad_filter` naming it, as on every other tool (free here, as the tools are). */
+function refuseArguments(args: unknown): CallToolResult | undefined {
+  try {
+    parseArgs([], args)
+    return undefined
+  } catch (e) {
+    return errorResult(toApiError(e))
+  }
+}
+
 function definition(name: string, title: string, description: string, output: Record<string, unknown>): Tool {
   return {
     name,
     title,
     description,
     inputSchema: argsSchema([]) as Tool['inputSchema'],
-    outputSchema: { $schema: JSON_SCHEMA_DIALECT, type: 'object', ...output } as Tool['outputSchema'],
+    outputSchema: withErrorResult({ $schema: JSON_SCHEMA_DIALECT, type: 'object', ...output }) as Tool['outputSchema'],
     annotations: readOnlyAnnotations(title),
   }
 }
@@ -50,7 +61,9 @@ export function quotaTool(): McpTool {
       },
     ),
     scope: 'mcp:read',
-    async run(_args, ctx) {
+    async run(args, ctx) {
+      const refused = refuseArguments(args)
+      if (refused) return refused
       const out = await ctx.pipeline.execute(ctx.principal, { kind: 'quota' }, 'mcp')
       if (!out.ok) return errorResult(out.error, out.rate)
       if (out.kind !== 'quota') throw new Error('a quota operation answered with another kind of outcome')
@@ -85,7 +98,9 @@ export function serverInfoTool(versions: VersionSource, clock: Clock): McpTool {
       },
     ),
     scope: 'mcp:read',
-    async run() {
+    async run(args) {
+      const refused = refuseArguments(args)
+      if (refused) return refused
       const payload = discoveryPayload(versions.rows('mcp'), clock)
       const text = payload.versions.map((v) => (v.sunsetDate ? `${v.name} (${v.status}, sunset ${v.sunsetDate})` : `${v.name} (${v.status})`)).join(', ')
       return successResult(`Versions: ${text}.`, payload)

@@ -15,6 +15,41 @@ import { ERROR_CODES, type ApiError } from '../errors.ts'
 import type { RateInfo } from '../pipeline/pipeline.ts'
 import type { CompiledResource } from '../registry.ts'
 import { valuesUri } from './lookups.ts'
+import type { JsonSchema } from './json-schema.ts'
+
+/**
+ * The `structuredContent` of an error result (`errorResult` below), as JSON Schema. Every tool's output schema admits
+ * it beside the success shape (`withErrorResult`): the MCP specification asks structured results to conform to the
+ * tool's output schema, and clients check error results too (the v1 TypeScript SDK throws away an error result that
+ * does not conform, and with it its code).
+ */
+export const ERROR_RESULT_SCHEMA: JsonSchema = {
+  type: 'object',
+  description: 'An error result (isError: true). Match on `error`; `message` is for people.',
+  properties: {
+    error: { enum: [...new Set(Object.values(ERROR_CODES).map((e) => e.mcp))] },
+    message: { type: 'string' },
+    reason: { type: 'string', description: 'The REST error code (docs/reference/errors.md).' },
+    parameter: { type: 'string', description: 'The argument at fault.' },
+    offset: { type: 'integer', description: 'Where in the filter the problem is.' },
+    field: { type: 'string' },
+    allowed: { type: 'array', description: 'The values or fields that are accepted.' },
+    links: { type: 'array', items: { type: 'string' }, description: 'bad_filter: the resource:// lookups of the valid values.' },
+    elicitation: { type: 'object', description: 'bad_filter: a form to ask for a corrected filter.' },
+    retryAfterSeconds: { type: 'integer', description: 'rate_limited: seconds to wait.' },
+    limit: { type: 'integer', description: 'rate_limited: the limit of the blocking window.' },
+    window: { type: 'string', description: 'rate_limited: the blocking window (daily, monthly).' },
+    scope: { type: 'string', description: 'access_denied: the scope the credential lacks.' },
+    retryable: { type: 'boolean', description: 'server_error: always true.' },
+  },
+  required: ['error', 'message', 'reason'],
+}
+
+/** An output schema admitting the success shape and the error result: `{type: 'object', anyOf: [success, error]}`. */
+export function withErrorResult(success: JsonSchema): JsonSchema {
+  const { $schema, ...branch } = success
+  return { ...($schema ? { $schema } : {}), type: 'object', anyOf: [branch, ERROR_RESULT_SCHEMA] }
+}
 
 export function successResult(text: string, structured: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text }], structuredContent: structured }

@@ -60,6 +60,11 @@ export interface Pipeline {
   authenticate(authorization: string | undefined, client: Client, surface: Surface, version?: string): Promise<Principal>
   /** Runs an operation for an authenticated principal; never throws. */
   execute(principal: Principal, operation: Operation, surface: Surface): Promise<Outcome>
+  /**
+   * Refuses an operation the principal may not run (a token without the scope it needs): the error, not charged, with
+   * the account's rate-limit headers as on any authenticated answer. Never throws.
+   */
+  refuse(principal: Principal, error: ApiError): Promise<Outcome>
 }
 
 export interface PipelineDeps {
@@ -114,6 +119,16 @@ export function createPipeline(d: PipelineDeps): Pipeline {
     }
   }
 
+  /** The account's rate-limit headers, read for free; none when the quota service cannot say. */
+  async function rateOf(p: Principal): Promise<RateInfo | undefined> {
+    try {
+      return { headers: (await d.quota.state(p)).headers }
+    } catch (e) {
+      failure(e, 'quota state')
+      return undefined
+    }
+  }
+
   async function executeQuota(p: Principal, o: Extract<Operation, { kind: 'quota' }>): Promise<Outcome> {
     let release
     try {
@@ -121,16 +136,19 @@ export function createPipeline(d: PipelineDeps): Pipeline {
     } catch (e) {
       return { ok: false, error: failure(e, 'fair share') }
     }
+    // The state first: an error answer carries the rate-limit headers too (reading them is free).
+    let rate: RateInfo | undefined
     try {
+      const state = await d.quota.state(p)
+      rate = { headers: state.headers }
       if (o.query) {
         const name = [...new URLSearchParams(o.query).keys()][0]?.slice(0, 64) ?? ''
         throw new ApiError('unknown_parameter', `Unknown query parameter "${name}": this endpoint takes none.`, { parameter: name })
       }
       if (o.orgId !== undefined) await checkOrgAccess(d.read, p, normalizeOrgId(o.orgId))
-      const state = await d.quota.state(p)
-      return { ok: true, kind: 'quota', state: state.body, rate: { headers: state.headers } }
+      return { ok: true, kind: 'quota', state: state.body, rate }
     } catch (e) {
-      return { ok: false, error: failure(e, 'quota state') }
+      return { ok: false, error: failure(e, 'quota state'), rate }
     } finally {
       release()
     }
@@ -144,6 +162,9 @@ export function createPipeline(d: PipelineDeps): Pipeline {
     },
     execute(p, o, surface) {
       return o.kind === 'read' ? executeRead(p, o, surface) : executeQuota(p, o)
+    },
+    async refuse(p, error) {
+      return { ok: false, error, rate: await rateOf(p) }
     },
   }
 }

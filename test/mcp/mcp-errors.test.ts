@@ -88,3 +88,42 @@ t.test('rate_limited: retryAfterSeconds, limit, and the wait in the text', async
   t.notOk(quota.isError, 'reading the quota still works when it is exhausted')
 })
 
+
+t.test("every error result conforms to its tool's output schema: a v1 SDK client, which checks, still sees the codes", async (t) => {
+  // The v1 TypeScript SDK client checks structuredContent against the output schema it cached from tools/list, error
+  // results included, and throws -32602 in place of a result that does not conform (the v2 client skips errors).
+  const { Client: V1Client } = await import('@modelcontextprotocol/sdk/client/index.js')
+  const { StreamableHTTPClientTransport: V1Transport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
+  const client = new V1Client({ name: 'orgscan-tests-v1', version: '1.0.0' })
+  await client.connect(new V1Transport(new URL(ts.svc.mcpUrl), { requestInit: { headers: { authorization: auth } } }))
+  t.teardown(() => client.close())
+  const { tools } = await client.listTools()
+  const served = tools.filter((x) => !x.name.startsWith('test_'))
+  t.ok(served.length > 40 && served.every((x) => x.outputSchema), 'the schemas are cached, so every result below was checked')
+  const calls: Array<[string, Record<string, unknown>, string]> = [
+    ['list_org_issues', { orgId, filter: 'eq(category,hygiene)' }, 'bad_filter'],
+    ['list_org_fields', { orgId, filter: 'eq(priority,' }, 'bad_filter'],
+    ['list_org_fields', { orgId, limit: 201 }, 'bad_filter'],
+    ['get_org_field', { orgId, fieldId: 999999999 }, 'not_found'],
+    ['get_org', { orgId: '00D000000000000AAA' }, 'not_found'],
+    ['get_org_cloud_usage', { orgId: '00D000000000000AAA' }, 'not_found'],
+    ['list_orgs', { colour: 'red' }, 'bad_filter'],
+    ['get_account_quota', { colour: 'red' }, 'bad_filter'],
+    ['server_info', { colour: 'red' }, 'bad_filter'],
+  ]
+  for (const [name, args, code] of calls) {
+    const r = (await client.callTool({ name, arguments: args })) as Result
+    t.equal(r.isError, true, `${name} failed`)
+    t.equal(r.structuredContent?.error, code, `${name}: the code reaches the client`)
+  }
+  await updateAccount(ts.svc.db.sql, org.accountId, { dailyLimit: 0 })
+  ts.svc.ctx.quota.invalidate?.(org.accountId)
+  t.teardown(async () => {
+    await updateAccount(ts.svc.db.sql, org.accountId, { dailyLimit: 10_000 })
+    ts.svc.ctx.quota.invalidate?.(org.accountId)
+  })
+  const limited = (await client.callTool({ name: 'list_org_objects', arguments: { orgId } })) as Result
+  t.match(limited.structuredContent, { error: 'rate_limited', retryAfterSeconds: Number, limit: 0, window: 'daily' }, 'rate_limited reaches the client')
+  const ok = (await client.callTool({ name: 'get_account_quota', arguments: {} })) as Result
+  t.match(ok.structuredContent, { data: { rateLimit: { daily: { limit: 0 } } } }, 'a success still conforms')
+})

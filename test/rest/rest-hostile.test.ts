@@ -105,10 +105,11 @@ t.test('methods, unknown paths, oversize requests', async (t) => {
   const nf = await ts.get('/v1/nothing-here', auth)
   t.equal(nf.status, 404)
   t.equal(nf.body.error.code, 'not_found')
-  const long = await ts.get(`${base}/fields?filter=${'a'.repeat(9000)}`, auth)
-  t.equal(long.status, 400, 'URL over 8 KB → 400')
+  const long = await ts.get(`${base}/fields?filter=${'a'.repeat(15000)}`, auth)
+  t.equal(long.status, 400, 'URL over 14 KB → 400')
+  t.match(long.body.error.detail, /URL exceeds/)
   const huge = await new Promise<number>((resolve) => {
-    const req = request(ts.url + '/v1/orgs', { headers: { authorization: auth, 'x-big': 'a'.repeat(20000) } }, (res) => {
+    const req = request(ts.url + '/v1/orgs', { headers: { authorization: auth, 'x-big': 'a'.repeat(21000) } }, (res) => {
       res.resume()
       resolve(res.statusCode ?? 0)
     })

@@ -40,3 +40,94 @@ t.test('record JSON is compact like the envelope', async (t) => {
     t.same(JSON.parse(r.text), r.body)
   }
 })
+
+t.test('a limit above 200 is clamped however many digits it has; an offset too large says so', async (t) => {
+  for (const limit of ['201', '999999999999', '1000000000000', '99999999999999999999']) {
+    const r = await ts.get(`/v1/orgs/${org.salesforceId}/fields?limit=${limit}`, auth)
+    t.equal(r.status, 200, `limit=${limit} is served`)
+    t.equal(r.body.meta.limit, 200)
+    t.equal(r.body.data.length, 200)
+    t.equal(r.body.meta.requestedLimit, Math.min(Number(limit), Number.MAX_SAFE_INTEGER), 'requestedLimit: the value asked for, at most 2^53 - 1')
+    t.match(r.body.links.next, /[?&]limit=200(&|$)/, 'the next page asks for what was served')
+  }
+  for (const offset of ['2147483648', '9999999999999', '123456789012345678901234567890']) {
+    const r = await ts.get(`/v1/orgs/${org.salesforceId}/fields?offset=${offset}`, auth)
+    t.equal(r.status, 400, `offset=${offset}`)
+    t.equal(r.body.error.detail, 'offset must be at most 2147483647.')
+  }
+})
+
+t.test("links keep the caller's encoding, so a link is as long as the request and can be followed", async (t) => {
+  // 500 quoted labels: about 3,400 characters of filter; every character a standard encoder escapes (", comma,
+  // parentheses) as the client sent it, lightly.
+  const labels = Array.from({ length: 500 }, (_, i) => `"L${i}"`)
+  const filter = `in(label,${labels.join(',')})`
+  t.ok(filter.length < 4096)
+  const light = `filter=${filter.replace(/"/g, '%22')}&sort=id&limit=1`
+  const first = await ts.get(`/v1/orgs/${org.salesforceId}/fields?${light}`, auth)
+  t.equal(first.status, 200)
+  t.equal(first.body.links.self, `/v1/orgs/${org.salesforceId}/fields?${light}`, 'self is the request as sent')
+  // A filter matching many rows, so there is a next page.
+  const many = `filter=${encodeURIComponent(`or(${'ne(id,0),'.repeat(300)}ne(id,0))`)}&limit=2`
+  const p1 = await ts.get(`/v1/orgs/${org.salesforceId}/fields?${many}`, auth)
+  t.equal(p1.status, 200)
+  t.equal(p1.body.links.next, `/v1/orgs/${org.salesforceId}/fields?${many}&offset=2`, 'next changes only the offset')
+  const p2 = await ts.get(p1.body.links.next, auth)
+  t.equal(p2.status, 200, 'the next link is served')
+  t.equal(p2.body.meta.offset, 2)
+  t.equal(p2.body.links.prev, `/v1/orgs/${org.salesforceId}/fields?${many}&offset=0`)
+  t.notSame(p2.body.data.map((r: { id: number }) => r.id), p1.body.data.map((r: { id: number }) => r.id))
+  const between = await ts.get(`/v1/orgs/${org.salesforceId}/fields?limit=2&%6Fffset=4&sort=id`, auth)
+  t.equal(between.body.links.next, `/v1/orgs/${org.salesforceId}/fields?limit=2&offset=6&sort=id`, 'an offset written percent-encoded is replaced in place')
+  t.equal(between.body.links.prev, `/v1/orgs/${org.salesforceId}/fields?limit=2&offset=2&sort=id`)
+  const clamped = await ts.get(`/v1/orgs/${org.salesforceId}/fields?limit=500`, auth)
+  t.equal(clamped.body.links.next, `/v1/orgs/${org.salesforceId}/fields?limit=200&offset=200`, 'a clamped limit is replaced by the limit served')
+})
+
+t.test('a filter at its length limit fits in the URL fully percent-encoded', async (t) => {
+  const labels: string[] = []
+  const next = () => `"${labels.length.toString(36).padStart(4, 'x')}"`
+  while (`in(label,${[...labels, next()].join(',')})`.length <= 4096) labels.push(next())
+  const filter = `in(label,${labels.join(',')})`
+  t.ok(filter.length > 4080 && filter.length <= 4096, `a filter of ${filter.length} characters`)
+  const encoded = [...filter].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('')
+  const r = await ts.get(`/v1/orgs/${org.salesforceId}/fields?filter=${encoded}`, auth)
+  t.equal(r.status, 200, `a URL of ${encoded.length + 60} characters is served`)
+  const over = await ts.get(`/v1/orgs/${org.salesforceId}/fields?filter=${'%20'.repeat(4800)}`, auth)
+  t.equal(over.status, 400, 'a longer URL is refused')
+  t.match(over.body.error, { code: 'invalid_parameter', detail: 'The request URL exceeds 14336 characters.' })
+  t.equal(over.headers.get('x-orgscan-api-version'), '1', 'with the version header of the path')
+})
+
+t.test('control characters in a decoded issue key or an extra parameter are refused before the database', async (t) => {
+  const key = await ts.get(`/v1/orgs/${org.salesforceId}/issues/${Buffer.from('a\u0000b').toString('base64url')}`, auth)
+  t.equal(key.status, 400)
+  t.match(key.body.error, { code: 'invalid_id', parameter: 'issueKey' })
+  t.notMatch(key.text, /SQLSTATE/)
+  const license = await ts.get(`/v1/orgs/${org.salesforceId}/loginActivity/overview?license=a%00b`, auth)
+  t.equal(license.status, 400)
+  t.match(license.body.error, { code: 'invalid_parameter', parameter: 'license' })
+  t.notMatch(license.text, /SQLSTATE/)
+})
+
+t.test('integer ids: 0 is malformed like -1; an over-long id is malformed, not an unknown endpoint', async (t) => {
+  for (const path of ['fields/0', 'fields/-1', 'objects/0/fields', 'fields/01']) {
+    const r = await ts.get(`/v1/orgs/${org.salesforceId}/${path}`, auth)
+    t.equal(r.status, 400, path)
+    t.equal(r.body.error.code, 'invalid_id')
+  }
+  const long = await ts.get(`/v1/orgs/${org.salesforceId}/orgLimits/${'a'.repeat(600)}`, auth)
+  t.equal(long.status, 400)
+  t.match(long.body.error, { code: 'invalid_id', parameter: 'name' })
+})
+
+t.test('error answers of the quota endpoints carry the rate-limit headers, as every authenticated answer does', async (t) => {
+  const other = ts.seed.orgs.find((o) => o.accountId !== org.accountId)!
+  for (const path of ['/v1/account/quota?x=1', `/v1/orgs/${other.salesforceId}/quota`, '/v1/orgs/bad-id/quota']) {
+    const r = await ts.get(path, auth)
+    t.ok(r.status >= 400 && r.status < 500, `${path}: ${r.status}`)
+    t.match(r.headers.get('x-ratelimit-limit'), /^\d+$/, `${path}: X-RateLimit-Limit`)
+    t.match(r.headers.get('x-ratelimit-remaining'), /^\d+$/)
+    t.match(r.headers.get('x-ratelimit-reset'), /^\d+$/)
+  }
+})

@@ -45,10 +45,28 @@ t.test('deprecated version, then removed at its sunset date', async (t) => {
   t.equal(r.headers.get('sunset'), 'Wed, 31 Mar 2027 00:00:00 GMT')
   const e = await ts.get('/v1/orgs/bad-id', auth)
   t.equal(e.headers.get('deprecation'), 'true', 'deprecation headers on errors too')
+  // Every answer of the deprecated version: a path that is no endpoint, a method it does not take, no credentials.
+  for (const [what, res] of [
+    ['a 404 under /v1', await ts.get('/v1/nothing-here', auth)],
+    ['a 405 under /v1', await ts.get('/v1/orgs', auth, { method: 'POST' })],
+    ['a 401', await ts.get('/v1/orgs')],
+  ] as const) {
+    t.equal(res.headers.get('deprecation'), 'true', `Deprecation on ${what}`)
+    t.equal(res.headers.get('sunset'), 'Wed, 31 Mar 2027 00:00:00 GMT', `Sunset on ${what}`)
+  }
   now = Date.parse('2027-03-31T00:00:00Z')
   const gone = await ts.get('/v1/orgs', auth)
   t.equal(gone.status, 410, 'sunset version → 410 Gone')
   t.equal(gone.body.error.code, 'gone')
+  for (const [what, res] of [
+    ['a path that is no endpoint', await ts.get('/v1/nothing-here', auth)],
+    ['a method it does not take', await ts.get('/v1/orgs', auth, { method: 'POST' })],
+    ['a request without credentials', await ts.get('/v1/orgs')],
+  ] as const) {
+    t.equal(res.status, 410, `every request to the removed version is 410: ${what}`)
+    t.equal(res.body.error.code, 'gone')
+    t.equal(res.headers.get('x-orgscan-api-version'), '1')
+  }
   const root2 = await ts.get('/')
   t.same(root2.body, { versions: [] }, 'a removed version is no longer listed')
 })
