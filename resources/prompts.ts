@@ -8,10 +8,9 @@ function daysBefore(today: string, days: number): string {
   return new Date(Date.parse(`${today}T00:00:00Z`) - days * 86_400_000).toISOString().slice(0, 10)
 }
 
-/** A positive whole number from a prompt argument, or the default. */
-function count(raw: string | undefined, dflt: number, max: number): number {
-  const n = raw !== undefined && /^[1-9][0-9]{0,5}$/.test(raw) ? Number(raw) : dflt
-  return Math.min(n, max)
+/** A numeric argument (checked against its declared range before the prompt is rendered), or the default. */
+function numberOr(raw: string | undefined, dflt: number): number {
+  return raw === undefined || raw === '' ? dflt : Number(raw)
 }
 
 const RISKY = 'or(eq(modifyAllData,true),eq(viewAllData,true),eq(manageUsers,true),eq(authorApex,true),eq(dataExport,true))'
@@ -89,12 +88,12 @@ export const connectedAppReview = definePrompt({
   name: 'connected_app_review',
   title: 'Connected app review',
   description: 'Connected apps not used for a long time (or never), who they are assigned to, and the apps any user can authorize.',
-  arguments: [orgArg, { name: 'days', description: 'Unused for at least this many days (default 365).' }],
+  arguments: [orgArg, { name: 'days', description: 'Unused for at least this many days: a whole number from 1 to 36500 (default 365).', number: { integer: true, min: 1, max: 36_500 } }],
   task: ({ args }) => `Review the connected apps of org ${args.orgId}: which can be removed, and which are too open.`,
   steps: ({ args, today }) => [
     {
       tool: 'list_org_connected_apps',
-      arguments: { orgId: args.orgId!, filter: `or(isNull(lastUsedDate),lt(lastUsedDate,${daysBefore(today, count(args.days, 365, 36_500))}))`, sort: 'lastUsedDate', limit: 50 },
+      arguments: { orgId: args.orgId!, filter: `or(isNull(lastUsedDate),lt(lastUsedDate,${daysBefore(today, numberOr(args.days, 365))}))`, sort: 'lastUsedDate', limit: 50 },
       why: 'Apps never used, or not used in that time, longest unused first.',
     },
     {
@@ -116,14 +115,14 @@ export const unusedFieldCleanup = definePrompt({
   name: 'unused_field_cleanup',
   title: 'Unused field cleanup',
   description: 'Custom fields that are almost never populated and not used by layouts, reports or automation: candidates for deletion.',
-  arguments: [orgArg, { name: 'percent', description: 'Populated on fewer than this share of records (default 5).' }],
+  arguments: [orgArg, { name: 'percent', description: 'Populated on fewer than this share of records: a number from 0 to 100, e.g. 2.5 (default 5).', number: { integer: false, min: 0, max: 100 } }],
   task: ({ args }) => `Find custom fields of org ${args.orgId} that can be deleted.`,
   steps: ({ args }) => [
     {
       tool: 'list_org_fields',
       arguments: {
         orgId: args.orgId!,
-        filter: `and(eq(isCustom,true),isNull(namespace),lt(percentPopulated,${count(args.percent, 5, 100)}),eq(usedInLayouts,0),eq(usedInReports,0),eq(usedInAutomations,0))`,
+        filter: `and(eq(isCustom,true),isNull(namespace),lt(percentPopulated,${numberOr(args.percent, 5)}),eq(usedInLayouts,0),eq(usedInReports,0),eq(usedInAutomations,0))`,
         sort: 'percentPopulated,objectApiName',
         limit: 200,
       },

@@ -164,6 +164,11 @@ export interface PromptArgument {
    * of an enum field.
    */
   complete?: 'org' | `field:${string}`
+  /**
+   * A numeric argument (prompt arguments travel as strings): its type and inclusive range. A value that is not one is
+   * refused (-32602), never replaced by the default. An argument completing `field:…` must be one of the field's values.
+   */
+  number?: { integer: boolean; min: number; max: number }
 }
 
 export interface PromptContext {

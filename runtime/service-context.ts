@@ -17,6 +17,6 @@ export interface ServiceContext {
   versions: VersionSource
   /** For administration in this process (a limit changed here applies at the next request). */
   quota: QuotaService
-  /** The `WWW-Authenticate` value of a 401 on a surface: Basic, and Bearer with the resource's OAuth metadata. */
-  challenge(surface: 'rest' | 'mcp'): string
+  /** The `WWW-Authenticate` value of a 401 on a surface: Basic, and Bearer with the resource's OAuth metadata (and `error="invalid_token"` when the request presented a Bearer token). */
+  challenge(surface: 'rest' | 'mcp', authorization?: string): string
 }

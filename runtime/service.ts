@@ -169,11 +169,13 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         failures: config.authFailures.ratePerSecond > 0 ? new BurstGuard({ enabled: true, ratePerSecond: config.authFailures.ratePerSecond, burst: config.authFailures.burst, clock }) : undefined,
       }),
     })
-    const challenge = (surface: 'rest' | 'mcp') => {
+    const challenge = (surface: 'rest' | 'mcp', authorization?: string) => {
       const { issuer } = o.urls()
+      // A Bearer token was presented and refused: say so, as RFC 6750 asks, so a client refreshes rather than signs in.
+      const refused = authorization !== undefined && /^bearer /i.test(authorization) ? ', error="invalid_token"' : ''
       const bearer = surface === 'mcp'
-        ? `Bearer resource_metadata="${issuer}/.well-known/oauth-protected-resource/v1/mcp", scope="mcp:read"`
-        : `Bearer realm="orgscan", resource_metadata="${issuer}/.well-known/oauth-protected-resource/v1"`
+        ? `Bearer resource_metadata="${issuer}/.well-known/oauth-protected-resource/v1/mcp", scope="mcp:read"${refused}`
+        : `Bearer realm="orgscan", resource_metadata="${issuer}/.well-known/oauth-protected-resource/v1"${refused}`
       const basic = 'Basic realm="orgscan", charset="UTF-8"'
       return surface === 'mcp' ? `${bearer}, ${basic}` : `${basic}, ${bearer}`
     }
@@ -209,7 +211,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     const others = [buildDiscoveryRoutes(vt, 'rest', clock), health, buildReferenceRoutes()]
     const server = await listen(createHttpServer(separateMcp ? [restRoutes, ...others] : [restRoutes, mcp.routes, ...others, o.routes], options), config.port, config.host)
     servers.push(server)
-    if (separateMcp) servers.push(await listen(createHttpServer([mcp.routes, buildDiscoveryRoutes(vt, 'mcp', clock), health, o.routes], options), config.mcp.port!, config.host))
+    // The MCP listener serves no REST path: its answers carry no REST version header.
+    if (separateMcp) servers.push(await listen(createHttpServer([mcp.routes, buildDiscoveryRoutes(vt, 'mcp', clock), health, o.routes], { ...options, headersFor: undefined }), config.mcp.port!, config.host))
     if (metrics && !opts.worker) {
       const registry = metrics.registry
       adminServer = await listen(createAdminServer({ text: () => registry.metrics(), contentType: registry.contentType }), config.admin.port!, config.admin.host)

@@ -8,6 +8,7 @@
  * this process already verified (and still caches) keeps working from a throttled address; anything that would need
  * the database does not. Successful authentications take no token.
  */
+import type { IncomingMessage } from 'node:http'
 import { ApiError, isApiError, unauthorized } from '../errors.ts'
 import type { BurstGuard } from '../quota/burst-guard.ts'
 import { parseBasic, type ApiKeyAuthenticator } from './api-keys.ts'
@@ -41,11 +42,29 @@ export interface Client {
   readonly remoteAddress?: string
 }
 
+/** What `authorizationOf` gives for a request with more than one Authorization header. */
+export const SEVERAL_AUTHORIZATIONS = '(several Authorization headers)'
+
+/**
+ * The Authorization header of a request. Node keeps the first of several and drops the others; a proxy in front may
+ * keep the last, and the two would disagree on who is calling. So a request with several is refused as malformed
+ * (401), on every surface.
+ */
+export function authorizationOf(req: IncomingMessage): string | undefined {
+  const raw = req.rawHeaders
+  let n = 0
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization' && ++n > 1) return SEVERAL_AUTHORIZATIONS
+  }
+  return req.headers.authorization
+}
+
 export function createAuthenticate(d: AuthenticateDeps): (authorization: string | undefined, client: Client, surface: Surface) => Promise<Principal> {
   return async (authorization, client, surface) => {
     const address = client.remoteAddress
     const wait = d.failures?.waitSeconds(address) ?? 0
     try {
+      if (authorization === SEVERAL_AUTHORIZATIONS) throw unauthorized('Send one Authorization header, not several.')
       if (d.bearer && authorization !== undefined && /^bearer /i.test(authorization)) {
         const m = BEARER.exec(authorization)
         if (!m) throw unauthorized('Malformed Bearer token.')

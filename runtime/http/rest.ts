@@ -8,6 +8,7 @@ import { ApiError, toApiError } from '../errors.ts'
 import type { ServiceContext } from '../service-context.ts'
 import { renderRead, renderReadParts } from '../envelope.ts'
 import { notePrincipal } from './access-log.ts'
+import { authorizationOf } from '../auth/authenticate.ts'
 import type { Operation } from '../pipeline/pipeline.ts'
 import { parseQuery } from './query.ts'
 import { buildOpenApi } from '../docs/openapi.ts'
@@ -55,12 +56,13 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
     const vh = versionHeaders()
     if (vh instanceof ApiError) return sendError(res, vh, vh.extras.headers)
     let principal
+    const authorization = authorizationOf(req)
     try {
-      principal = await ctx.pipeline.authenticate(req.headers.authorization, req.socket, 'rest', VERSION)
+      principal = await ctx.pipeline.authenticate(authorization, req.socket, 'rest', VERSION)
       notePrincipal(req, principal)
     } catch (e) {
       let err = toApiError(e)
-      if (err.status === 401) err = new ApiError(err.code, err.message, { ...err.extras, headers: { ...err.extras.headers, 'WWW-Authenticate': ctx.challenge('rest') } })
+      if (err.status === 401) err = new ApiError(err.code, err.message, { ...err.extras, headers: { ...err.extras.headers, 'WWW-Authenticate': ctx.challenge('rest', authorization) } })
       return sendError(res, err, vh)
     }
     // An OAuth token reads with the read scope (API keys always read).

@@ -16,6 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way'
 import { classifyInboundRequest, createMcpHandler, isInitializeRequest, isJsonContentType, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/server'
 import { toApiError } from '../errors.ts'
+import { authorizationOf } from '../auth/authenticate.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { ServiceContext } from '../service-context.ts'
 import { versionState } from '../versions/state.ts'
@@ -126,8 +127,9 @@ export function buildMcpRouter(d: McpEndpointDeps) {
   }
 
   async function authenticate(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, version: string | undefined): Promise<Principal | undefined> {
+    const authorization = authorizationOf(req)
     try {
-      const p = await pipeline.authenticate(req.headers.authorization, req.socket, 'mcp', version)
+      const p = await pipeline.authenticate(authorization, req.socket, 'mcp', version)
       notePrincipal(req, p)
       return p
     } catch (e) {
@@ -137,7 +139,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
         res.end()
         return undefined
       }
-      const challenge: Record<string, string> = err.status === 401 ? { 'WWW-Authenticate': ctx.challenge('mcp') } : {}
+      const challenge: Record<string, string> = err.status === 401 ? { 'WWW-Authenticate': ctx.challenge('mcp', authorization) } : {}
       sendRpcError(res, err.status, RPC.serverError, err.message, { headers: { ...headers, ...(err.extras.headers ?? {}), ...challenge }, data: { status: err.status, code: err.code } })
       return undefined
     }

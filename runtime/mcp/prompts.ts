@@ -9,7 +9,7 @@
  * work stops start-up, like a bad resource declaration.
  */
 import type { GetPromptResult, Prompt } from '@modelcontextprotocol/server'
-import type { PromptDeclaration, PromptStep } from '../define.ts'
+import type { PromptArgument, PromptDeclaration, PromptStep } from '../define.ts'
 import { isApiError } from '../errors.ts'
 import { RegistryError, type CompiledResource } from '../registry.ts'
 import type { McpTool } from './resource-tools.ts'
@@ -32,9 +32,29 @@ function sampleArgs(p: PromptDeclaration, withOptional: boolean, resources: read
     if (!a.required && !withOptional) continue
     if (a.complete === 'org') out[a.name] = '00D000000000001AAA'
     else if (a.complete?.startsWith('field:')) out[a.name] = enumValues(resources, a.complete)[0] ?? 'x'
-    else out[a.name] = '30'
+    else out[a.name] = a.number ? String(a.number.max) : '30'
   }
   return out
+}
+
+/**
+ * Why a prompt argument's value is refused (-32602), or undefined: a number out of its declared type or range, a value
+ * of an enum field that is not one of its values. Checked before a prompt is rendered, so no value is spliced into a
+ * step's filter unchecked.
+ */
+export function argumentProblem(a: PromptArgument, value: string, resources: readonly CompiledResource[]): string | undefined {
+  if (a.number) {
+    const { integer, min, max } = a.number
+    const n = Number(value)
+    if (!(integer ? /^[0-9]{1,15}$/ : /^[0-9]{1,15}(\.[0-9]{1,6})?$/).test(value) || n < min || n > max) {
+      return `${a.name} must be ${integer ? 'a whole number' : 'a number'} from ${min} to ${max}.`
+    }
+  }
+  if (a.complete?.startsWith('field:')) {
+    const values = enumValues(resources, a.complete)
+    if (!values.includes(value)) return `${a.name} must be one of: ${values.join(', ')}.`
+  }
+  return undefined
 }
 
 /** The values of an enum field named `field:<resource>.<field>`. */

@@ -209,7 +209,8 @@ function tool(c: CompiledResource, op: 'list' | 'get', all: readonly CompiledRes
       if (r.kind === 'one') return jsonResult(`One ${d.title.toLowerCase()} in structuredContent.data.`, body, ctx.rawJson, r.release)
       const { count, hasMore, plan } = r
       const next = hasMore ? ` More are available: call ${name} again with offset ${plan.offset + plan.limit}.` : ' There are no more.'
-      return jsonResult(`${count} ${(d.plural ?? `${d.title}s`).toLowerCase()} in structuredContent.data${d.unpaged ? '' : ` (offset ${plan.offset})`}.${next}`, body, ctx.rawJson, r.release)
+      const noun = count === 1 ? d.title : (d.plural ?? `${d.title}s`)
+      return jsonResult(`${count} ${noun.toLowerCase()} in structuredContent.data${d.unpaged ? '' : ` (offset ${plan.offset})`}.${next}`, body, ctx.rawJson, r.release)
     },
   }
 }

@@ -20,7 +20,7 @@ import type { Principal } from '../auth/principal.ts'
 import type { Pipeline } from '../pipeline/pipeline.ts'
 import type { CompiledResource } from '../registry.ts'
 import { catalogs, listedLookups, readLookup, VALUES_TEMPLATE } from './lookups.ts'
-import { compilePrompts, enumValues, renderPrompt, type CompiledPrompt } from './prompts.ts'
+import { argumentProblem, compilePrompts, enumValues, renderPrompt, type CompiledPrompt } from './prompts.ts'
 import { resourceTools, type McpScope, type McpTool, type ToolContext } from './resource-tools.ts'
 import { quotaTool, serverInfoTool } from './service-tools.ts'
 import { errorResult, type RawJson } from './tool-results.ts'
@@ -114,7 +114,12 @@ export function createMcpServer(d: McpServerDeps): Server {
     const p = catalog.prompts.get(req.params.name)
     if (!p) throw invalid(`Unknown prompt: ${req.params.name}`)
     const args = req.params.arguments ?? {}
-    for (const a of p.decl.arguments) if (a.required && !args[a.name]) throw invalid(`Prompt ${p.decl.name} needs the argument ${a.name}.`)
+    for (const a of p.decl.arguments) {
+      const value = args[a.name]
+      if (a.required && !value) throw invalid(`Prompt ${p.decl.name} needs the argument ${a.name}.`)
+      const problem = value ? argumentProblem(a, value, catalog.resources) : undefined
+      if (problem) throw invalid(`Prompt ${p.decl.name}: ${problem}`)
+    }
     return renderPrompt(p, args, new Date(d.clock()).toISOString().slice(0, 10))
   })
 
@@ -145,7 +150,8 @@ export function createMcpServer(d: McpServerDeps): Server {
     let values: readonly string[] = []
     if (ref.type === 'ref/prompt') {
       const a = catalog.prompts.get(ref.name)?.decl.arguments.find((x) => x.name === argument.name)
-      if (a?.complete === 'org') values = await orgIds(d, catalog, principal)
+      // The org ids are data that reading needs mcp:read for, like list_orgs.
+      if (a?.complete === 'org') values = scopesOf(principal).includes('mcp:read') ? await orgIds(d, catalog, principal) : []
       else if (a?.complete) values = enumValues(catalog.resources, a.complete)
     } else if (ref.type === 'ref/resource' && ref.uri === VALUES_TEMPLATE) {
       if (argument.name === 'resource') values = catalog.resources.filter((c) => c.decl.filterable?.length).map((c) => c.name)

@@ -67,12 +67,8 @@ export function quotaTool(): McpTool {
       const out = await ctx.pipeline.execute(ctx.principal, { kind: 'quota' }, 'mcp')
       if (!out.ok) return errorResult(out.error, out.rate)
       if (out.kind !== 'quota') throw new Error('a quota operation answered with another kind of outcome')
-      const d = out.state.daily
-      const m = out.state.monthly
-      return successResult(
-        `Daily: ${d.remaining} of ${d.limit} left until ${d.resetAt}; monthly: ${m.remaining} of ${m.limit} left until ${m.resetAt}. Details in structuredContent.data.rateLimit.`,
-        { data: { rateLimit: out.state } },
-      )
+      // The text only points at the payload, as on every tool.
+      return successResult('The daily and monthly windows (limit, remaining, resetAt) in structuredContent.data.rateLimit.', { data: { rateLimit: out.state } })
     },
   }
 }
@@ -102,8 +98,7 @@ export function serverInfoTool(versions: VersionSource, clock: Clock): McpTool {
       const refused = refuseArguments(args)
       if (refused) return refused
       const payload = discoveryPayload(versions.rows('mcp'), clock)
-      const text = payload.versions.map((v) => (v.sunsetDate ? `${v.name} (${v.status}, sunset ${v.sunsetDate})` : `${v.name} (${v.status})`)).join(', ')
-      return successResult(`Versions: ${text}.`, payload)
+      return successResult(`${payload.versions.length === 1 ? 'One version' : `${payload.versions.length} versions`} (name, status, sunsetDate once deprecated) in structuredContent.versions.`, payload)
     },
   }
 }

@@ -53,6 +53,8 @@ export function argsSchema(args: readonly ArgSpec[]): JsonSchema {
 }
 
 const bad = (parameter: string, detail: string) => new ApiError('invalid_parameter', detail, { parameter })
+/** A malformed record id: the code REST answers for the same id in its path. */
+const badId = (parameter: string, detail: string) => new ApiError('invalid_id', detail, { parameter })
 
 function stringValue(a: ArgSpec, v: unknown): string {
   const k = a.kind
@@ -70,9 +72,9 @@ function stringValue(a: ArgSpec, v: unknown): string {
       if (k.encoding === 'int') {
         if (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) return String(v)
         if (typeof v === 'string' && /^[1-9][0-9]{0,17}$/.test(v)) return v
-        throw bad(a.name, `${a.name} must be a positive integer.`)
+        throw badId(a.name, `${a.name} must be a positive integer.`)
       }
-      if (typeof v !== 'string' || v.length === 0 || v.length > 512) throw bad(a.name, `${a.name} must be a string of 1 to 512 characters.`)
+      if (typeof v !== 'string' || v.length === 0 || v.length > 512) throw badId(a.name, `${a.name} must be a string of 1 to 512 characters.`)
       // REST carries this id Base64URL-encoded in its path; MCP takes it as the records show it.
       return k.encoding === 'base64url' ? Buffer.from(v, 'utf8').toString('base64url') : v
     case 'strings':

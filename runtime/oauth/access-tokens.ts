@@ -119,12 +119,13 @@ export class AccessTokens {
       tokens_valid_after: Date | null
       client_scopes: string[] | null
       client_revoked: boolean | null
+      confidential: boolean | null
       issued_for: string | null
       ems: boolean
       revoked: boolean
     }[]>`
       SELECT u.account_id::text AS account_id, u.tokens_valid_after, c.scopes AS client_scopes,
-        c.revoked_at IS NOT NULL AS client_revoked, c.account_id::text AS issued_for, a.enhanced_mcp_security AS ems,
+        c.revoked_at IS NOT NULL AS client_revoked, c.secret_hash IS NOT NULL AS confidential, c.account_id::text AS issued_for, a.enhanced_mcp_security AS ems,
         (EXISTS (SELECT 1 FROM oauth_revoked_tokens WHERE jti = ${c.jti})
           OR EXISTS (SELECT 1 FROM oauth_revoked_families WHERE family = ${c.sid}::uuid)) AS revoked
       FROM users u JOIN accounts a ON a.id = u.account_id
@@ -143,7 +144,9 @@ export class AccessTokens {
       userId: c.sub,
       method: 'oauth',
       credentialId: c.client_id,
-      quotaExempt: this.opts.agentClients.has(c.client_id),
+      // Only a confidential client proves it is the agent: a public client's id is no secret, and anyone may sign in
+      // through it (docs/authentication.md "Agents").
+      quotaExempt: this.opts.agentClients.has(c.client_id) && r.confidential === true,
       scopes,
       enhancedMcpSecurity: r.ems,
       client: { id: c.client_id, issuedFor: r.issued_for },

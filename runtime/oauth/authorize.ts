@@ -115,22 +115,26 @@ export function authorizeHandlers(o: OAuthContext): Record<'authorize' | 'signIn
       } catch (e) {
         return sendOAuthError(res, e as OAuthError)
       }
+      // PKCE first: a request without it is refused with invalid_request whatever else is wrong with it.
+      const challenge = q.get('code_challenge')
+      if (!challenge) return sendOAuthError(res, new OAuthError(400, 'invalid_request', 'PKCE is required: code_challenge is missing.'))
+      if (q.get('code_challenge_method') !== 'S256') return sendOAuthError(res, new OAuthError(400, 'invalid_request', 'PKCE is required with code_challenge_method S256.'))
+      if (!CHALLENGE.test(challenge)) return sendOAuthError(res, new OAuthError(400, 'invalid_request', 'code_challenge must be 43 to 128 characters of [A-Za-z0-9._~-].'))
       const clientId = q.get('client_id') ?? ''
       const client = await findClient(o.sql, clientId)
-      if (!client || client.revoked) return sendOAuthError(res, new OAuthError(400, 'invalid_client', 'Unknown client_id.'))
+      // Not redirected: an unknown client has no redirect URI to trust (invalid_client is a token-endpoint code).
+      if (!client || client.revoked) return sendOAuthError(res, new OAuthError(400, 'invalid_request', 'Unknown client_id.'))
       const redirectUri = q.get('redirect_uri')
       if (!redirectUri) return sendOAuthError(res, new OAuthError(400, 'invalid_request', 'redirect_uri is required.'))
       if (!redirectUriMatches(client.redirectUris, redirectUri)) {
         return sendOAuthError(res, new OAuthError(400, 'invalid_request', 'Callback URL mismatch: redirect_uri is not one of the client\'s registered redirect URIs.'))
       }
-      const challenge = q.get('code_challenge')
-      if (!challenge) return sendOAuthError(res, new OAuthError(400, 'invalid_request', 'PKCE is required: code_challenge is missing.'))
-      if (q.get('code_challenge_method') !== 'S256') return sendOAuthError(res, new OAuthError(400, 'invalid_request', 'PKCE is required with code_challenge_method S256.'))
-      if (!CHALLENGE.test(challenge)) return sendOAuthError(res, new OAuthError(400, 'invalid_request', 'code_challenge must be 43 to 128 characters of [A-Za-z0-9._~-].'))
       const state = q.get('state') ?? null
       if (state !== null && state.length > 1024) return sendOAuthError(res, new OAuthError(400, 'invalid_request', 'state is longer than 1,024 characters.'))
       const back = { redirectUri, state }
-      if (q.get('response_type') !== 'code') return toClient(res, back, { error: 'unsupported_response_type', error_description: 'Only response_type=code is supported.' })
+      const responseType = q.get('response_type')
+      if (responseType === undefined) return toClient(res, back, { error: 'invalid_request', error_description: 'response_type is required (code).' })
+      if (responseType !== 'code') return toClient(res, back, { error: 'unsupported_response_type', error_description: 'Only response_type=code is supported.' })
       const scopes = requestedScopes(q.get('scope'), client.scopes)
       if ('invalid' in scopes) return toClient(res, back, { error: 'invalid_scope', error_description: scopes.invalid })
       const resource = resolveResource(q.get('resource'), o.urls())

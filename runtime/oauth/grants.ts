@@ -183,6 +183,14 @@ export class Grants {
     return { ok: false, reused: false }
   }
 
+  /** A refresh token that can still be taken, read without taking it; undefined otherwise. */
+  async peekRefresh(token: string, now: number): Promise<{ clientId: string; userId: string; scopes: string[]; resource: string } | undefined> {
+    if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined
+    const [r] = await this.sql`SELECT client_id, user_id::text AS user_id, scopes, resource FROM oauth_refresh_tokens
+      WHERE token_hash = ${sha256(token)} AND rotated_at IS NULL AND revoked_at IS NULL AND expires_at > ${new Date(now)}`
+    return r ? { clientId: r.client_id, userId: r.user_id, scopes: r.scopes, resource: r.resource } : undefined
+  }
+
   /** The family and client of a refresh token (revocation). */
   async refreshFamily(token: string): Promise<{ family: string; clientId: string } | undefined> {
     if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined

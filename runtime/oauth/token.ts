@@ -17,6 +17,7 @@
  * other client — registered automatically or issued elsewhere — fails with 400 `access_denied`. A client issued for
  * one account never gets tokens for another account's users.
  */
+import { authorizationOf, SEVERAL_AUTHORIZATIONS } from '../auth/authenticate.ts'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { findClient, secretMatches, type OAuthClient } from './clients.ts'
@@ -48,7 +49,9 @@ export function tokenHandlers(o: OAuthContext): { token: Handler; revoke: Handle
 
   /** The calling client, authenticated as its kind requires. */
   async function authenticateClient(req: IncomingMessage, form: Map<string, string>): Promise<OAuthClient> {
-    const basic = basicCredentials(req.headers.authorization)
+    const authorization = authorizationOf(req)
+    if (authorization === SEVERAL_AUTHORIZATIONS) throw invalidClient()
+    const basic = basicCredentials(authorization)
     const id = basic?.id ?? form.get('client_id')
     const secret = basic?.secret ?? form.get('client_secret')
     if (basic && form.has('client_id') && form.get('client_id') !== basic.id) throw invalidClient()
@@ -82,7 +85,11 @@ export function tokenHandlers(o: OAuthContext): { token: Handler; revoke: Handle
 
   async function authorizationCode(client: OAuthClient, form: Map<string, string>) {
     const code = await o.grants.takeCode(form.get('code') ?? '', o.clock())
-    if (!code.ok) throw new OAuthError(400, 'invalid_grant', code.reused ? 'The code was already used; what it issued is revoked.' : 'Unknown code.')
+    if (!code.ok) {
+      // Its family was revoked: this process forgets the tokens it checked at once (others within ORGSCAN_AUTH_CACHE_MS).
+      if (code.reused) o.onRevoke()
+      throw new OAuthError(400, 'invalid_grant', code.reused ? 'The code was already used; what it issued is revoked.' : 'Unknown code.')
+    }
     if (code.expired) throw new OAuthError(400, 'invalid_grant', 'The code has expired.')
     if (code.clientId !== client.clientId) throw new OAuthError(400, 'invalid_grant', 'The code was issued to another client.')
     if (form.get('redirect_uri') !== code.redirectUri) throw new OAuthError(400, 'invalid_grant', 'redirect_uri does not match the authorization request.')
@@ -93,22 +100,37 @@ export function tokenHandlers(o: OAuthContext): { token: Handler; revoke: Handle
     return tokens(client, { userId: code.userId, scopes: code.scopes, resource: code.resource, family: code.family, refresh: true })
   }
 
+  /** What a refresh request asks of a refresh token: its scopes (narrowed or as they are) and the same resource. */
+  function refreshRequest(t: { scopes: string[]; resource: string }, form: Map<string, string>): string[] {
+    if (form.has('resource') && resolveResource(form.get('resource'), o.urls()) !== t.resource) {
+      throw new OAuthError(400, 'invalid_target', 'resource differs from the one the refresh token was issued for.')
+    }
+    if (!form.has('scope')) return t.scopes
+    const asked = requestedScopes(form.get('scope'), t.scopes)
+    if ('invalid' in asked) throw new OAuthError(400, 'invalid_scope', asked.invalid)
+    return asked.scopes
+  }
+
   async function refresh(client: OAuthClient, form: Map<string, string>) {
-    const t = await o.grants.takeRefresh(form.get('refresh_token') ?? '', o.clock())
+    const raw = form.get('refresh_token') ?? ''
+    // A request refused for its own parameters leaves the token unused, so the client can retry without them (taken
+    // first, the token would be rotated with nothing issued, and the retry would count as reuse and revoke the sign-in).
+    const live = await o.grants.peekRefresh(raw, o.clock())
+    if (live && live.clientId === client.clientId) {
+      refreshRequest(live, form)
+      await checkClientForUser(client, live.userId)
+    }
+    const t = await o.grants.takeRefresh(raw, o.clock())
     if (!t.ok) {
       if (t.reused) o.onRevoke()
       throw new OAuthError(400, 'invalid_grant', t.reused ? 'The refresh token was already used; every token of this sign-in is revoked.' : 'Unknown, expired or revoked refresh token.')
     }
     if (t.clientId !== client.clientId) {
       await o.grants.revokeFamily(t.family, o.clock())
+      o.onRevoke()
       throw new OAuthError(400, 'invalid_grant', 'The refresh token was issued to another client.')
     }
-    let scopes = t.scopes
-    if (form.has('scope')) {
-      const asked = requestedScopes(form.get('scope'), t.scopes)
-      if ('invalid' in asked) throw new OAuthError(400, 'invalid_scope', asked.invalid)
-      scopes = asked.scopes
-    }
+    const scopes = refreshRequest(t, form)
     await checkClientForUser(client, t.userId)
     return tokens(client, { userId: t.userId, scopes, resource: t.resource, family: t.family, refresh: true })
   }

@@ -97,12 +97,16 @@ export async function revokeOrg(sql: postgres.Sql, userId: string, orgId: string
   return getUser(sql, userId)
 }
 
-/** Ends every token the user holds: access tokens issued until now are refused, refresh tokens revoked. */
+/**
+ * Ends every token the user holds: access tokens issued until now are refused, refresh tokens revoked, and codes of
+ * sign-ins not yet exchanged are deleted (exchanged later, they would have issued new tokens).
+ */
 export async function revokeUserTokens(sql: postgres.Sql, userId: string, now: Date): Promise<UserInfo> {
   await getUser(sql, userId)
   await sql.begin(async (tx) => {
     await tx`UPDATE users SET tokens_valid_after = ${now} WHERE id = ${userId}::bigint`
     await tx`UPDATE oauth_refresh_tokens SET revoked_at = coalesce(revoked_at, ${now}) WHERE user_id = ${userId}::bigint`
+    await tx`DELETE FROM oauth_codes WHERE user_id = ${userId}::bigint AND used_at IS NULL`
   })
   return getUser(sql, userId)
 }

@@ -81,3 +81,26 @@ t.test('the records are what the steps say they are', async (t) => {
   t.ok(fields.length > 0, 'candidate fields listed')
   t.ok(fields.every((f) => f.isCustom && (f.percentPopulated as number) < 5 && f.usedInLayouts === 0), 'rarely populated custom fields used nowhere')
 })
+
+t.test('a prompt argument that is not a valid value is refused (-32602), never replaced or spliced into a filter', async (t) => {
+  const { client } = await mcpClient(t, ts.svc.mcpUrl, auth)
+  const get = (name: string, args: Record<string, string>) => client.getPrompt({ name, arguments: { orgId: org.salesforceId, ...args } })
+  for (const [name, args] of [
+    ['connected_app_review', { days: 'abc' }],
+    ['connected_app_review', { days: '0' }],
+    ['connected_app_review', { days: '-5' }],
+    ['connected_app_review', { days: '1.5' }],
+    ['connected_app_review', { days: '99999' }],
+    ['unused_field_cleanup', { percent: '150' }],
+    ['unused_field_cleanup', { percent: 'abc' }],
+    ['top_priority_fixes', { category: 'bogus' }],
+    ['top_priority_fixes', { category: 'security),or(eq(priority,1)' }],
+  ] as const) {
+    await t.rejects(get(name, args), { code: -32602 }, `${name} ${JSON.stringify(args)}`)
+  }
+  const plan = async (name: string, args: Record<string, string>) =>
+    JSON.parse(((await get(name, args)).messages[1].content as { resource: { text: string } }).resource.text) as { steps: Step[] }
+  t.match((await plan('unused_field_cleanup', { percent: '2.5' })).steps[0].arguments.filter, /lt\(percentPopulated,2\.5\)/, 'a decimal percent is used as given')
+  t.match((await plan('connected_app_review', { days: '30' })).steps[0].arguments.filter, /lt\(lastUsedDate,\d{4}-\d{2}-\d{2}\)/)
+  t.match((await plan('top_priority_fixes', { category: 'security' })).steps[0].arguments.filter, /eq\(category,security\)/)
+})

@@ -13,6 +13,8 @@ import { mcpClient, rpc, writeProbe } from '../helpers/mcp.ts'
 import { hashPassword } from '../../runtime/oauth/crypto.ts'
 import { issueClient, updateClient } from '../../runtime/oauth/clients.ts'
 import { updateAccount } from '../../runtime/admin.ts'
+import { revokeUserTokens } from '../../runtime/oauth/users.ts'
+import { request } from 'node:http'
 
 let now = Date.now()
 const ts = await startTestService(t, { clock: () => now, mcpExtraTools: [writeProbe], config: { oauth: { ...(await import('../../runtime/config.ts')).loadConfig({}).oauth, agentClients: ['osc_agentagentagentagentag'] } } })
@@ -218,4 +220,111 @@ t.test('signing keys rotate: a new key signs, the old one verifies until its tok
   now += 61_000
   const later = await jwks()
   t.notOk(later.some((k) => k.kid === kidOf(a.token)), 'the replaced key leaves the set once its tokens expired')
+})
+
+t.test('a refresh refused for its own parameters leaves the token usable; a code reused ends its tokens at once', async (t) => {
+  const c = await code(clientId)
+  const first = await token({ grant_type: 'authorization_code', code: c.code, redirect_uri: REDIRECT, code_verifier: c.verifier, client_id: clientId })
+  t.equal(first.status, 200)
+  const refresh = first.body.refresh_token
+  t.match(await token({ grant_type: 'refresh_token', refresh_token: refresh, client_id: clientId, scope: 'bogus' }), { status: 400, body: { error: 'invalid_scope' } })
+  t.match(await token({ grant_type: 'refresh_token', refresh_token: refresh, client_id: clientId, resource: 'https://evil.example/' }), { status: 400, body: { error: 'invalid_target' } }, 'another resource is refused, not ignored')
+  t.match(await token({ grant_type: 'refresh_token', refresh_token: refresh, client_id: clientId, resource: ts.svc.mcpUrl }), { status: 400, body: { error: 'invalid_target' } }, 'the other API is another resource')
+  const retried = await token({ grant_type: 'refresh_token', refresh_token: refresh, client_id: clientId })
+  t.equal(retried.status, 200, 'the retry without them works: the refused requests did not use the token up')
+  t.equal((await ts.get('/v1/orgs', `Bearer ${first.body.access_token}`)).status, 200, 'and did not end the sign-in')
+
+  const d = await code(clientId)
+  const ok = await token({ grant_type: 'authorization_code', code: d.code, redirect_uri: REDIRECT, code_verifier: d.verifier, client_id: clientId })
+  t.equal((await ts.get('/v1/orgs', `Bearer ${ok.body.access_token}`)).status, 200, 'the access token works, and this process has checked it')
+  t.match(await token({ grant_type: 'authorization_code', code: d.code, redirect_uri: REDIRECT, code_verifier: d.verifier, client_id: clientId }), { status: 400, body: { error: 'invalid_grant' } })
+  t.equal((await ts.get('/v1/orgs', `Bearer ${ok.body.access_token}`)).status, 401, 'reusing the code ends its access token at once, though it was checked and cached')
+})
+
+t.test("revoking a user's tokens also ends sign-ins whose code was not yet exchanged", async (t) => {
+  const pending = await code(clientId)
+  now += 1000
+  await revokeUserTokens(sql, user.id, new Date(now))
+  ts.svc.adminChanged({ oauth: true })
+  now += 2000
+  const late = await token({ grant_type: 'authorization_code', code: pending.code, redirect_uri: REDIRECT, code_verifier: pending.verifier, client_id: clientId })
+  t.match(late, { status: 400, body: { error: 'invalid_grant' } }, 'the code issued before the revocation gets nothing')
+  const fresh = await code(clientId)
+  const after = await token({ grant_type: 'authorization_code', code: fresh.code, redirect_uri: REDIRECT, code_verifier: fresh.verifier, client_id: clientId })
+  t.equal(after.status, 200, 'a sign-in after the revocation works')
+  t.equal((await ts.get('/v1/orgs', `Bearer ${after.body.access_token}`)).status, 200)
+})
+
+t.test('/authorize checks PKCE before the client: invalid_request whatever the client', async (t) => {
+  for (const id of ['mcp_AAAAAAAAAAAAAAAAAAAAAA', '']) {
+    const r = await fetch(authorizeUrl(issuer, { clientId: id, redirectUri: REDIRECT, state: 'x' }), { redirect: 'manual' })
+    t.equal(r.status, 400)
+    t.equal(r.headers.get('location'), null)
+    t.match(await r.json(), { error: 'invalid_request', error_description: /PKCE/ }, `client_id "${id}" without PKCE`)
+  }
+  const { challenge } = pkce()
+  const unknown = await fetch(authorizeUrl(issuer, { clientId: 'mcp_AAAAAAAAAAAAAAAAAAAAAA', redirectUri: REDIRECT, challenge, method: 'S256' }), { redirect: 'manual' })
+  t.match(await unknown.json(), { error: 'invalid_request', error_description: 'Unknown client_id.' }, 'an unknown client with PKCE: invalid_request, not a token-endpoint code')
+})
+
+t.test('a token without mcp:read: 403 on REST with the rate-limit headers, no org ids through MCP completion', async (t) => {
+  const family = '00000000-0000-4000-8000-000000000003'
+  const rest = await ts.svc.oauth.tokens.issue({ userId: user.id, clientId, scopes: ['mcp:write'], resource: REST, family })
+  const r = await ts.get('/v1/orgs', `Bearer ${rest.token}`)
+  t.equal(r.status, 403)
+  t.match(r.body.error, { code: 'forbidden', scope: 'mcp:read' })
+  t.match(r.headers.get('x-ratelimit-remaining'), /^\d+$/, 'the 403 carries the rate-limit headers')
+  const again = await ts.get('/v1/orgs', `Bearer ${rest.token}`)
+  t.equal(again.headers.get('x-ratelimit-remaining'), r.headers.get('x-ratelimit-remaining'), 'and is not charged')
+  const mcp = await ts.svc.oauth.tokens.issue({ userId: user.id, clientId, scopes: ['mcp:write'], resource: ts.svc.mcpUrl, family })
+  const { client } = await mcpClient(t, ts.svc.mcpUrl, `Bearer ${mcp.token}`)
+  const { prompts } = await client.listPrompts()
+  const withOrg = prompts.find((p) => p.arguments?.some((a) => a.name === 'orgId'))!
+  const done = await client.complete({ ref: { type: 'ref/prompt', name: withOrg.name }, argument: { name: 'orgId', value: '' } })
+  t.same(done.completion.values, [], 'completion gives no org ids to a credential that may not read them')
+  const { client: reader } = await mcpClient(t, ts.svc.mcpUrl, await ts.keyHeader(user.accountId, user.id))
+  const seen = await reader.complete({ ref: { type: 'ref/prompt', name: withOrg.name }, argument: { name: 'orgId', value: '' } })
+  t.ok(seen.completion.values.length > 0, 'a credential that reads gets them')
+})
+
+/** A request with headers given as pairs, repeated names kept (fetch joins them). */
+function rawRequest(base: string, method: string, path: string, pairs: Array<[string, string]>, body?: string): Promise<{ status: number }> {
+  const headers = ['Host', new URL(base).host, ...pairs.flat()]
+  if (body !== undefined) headers.push('Content-Type', 'application/json', 'Accept', 'application/json, text/event-stream', 'Content-Length', String(Buffer.byteLength(body)))
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}${path}`, { method, headers }, (res) => {
+      res.resume()
+      res.on('end', () => resolve({ status: res.statusCode ?? 0 }))
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+t.test('several Authorization headers are refused; a refused Bearer token is named in the challenge', async (t) => {
+  const a = await ts.keyHeader(user.accountId)
+  const b = await ts.keyHeader(ts.seed.orgs.find((o) => o.accountId !== user.accountId)!.accountId)
+  for (const [surface, path, method, body] of [
+    ['REST', '/v1/orgs', 'GET', undefined],
+    ['MCP', '/v1/mcp', 'POST', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })],
+  ] as const) {
+    const res = await rawRequest(ts.url, method, path, [['Authorization', a], ['Authorization', b]], body)
+    t.equal(res.status, 401, `${surface}: two Authorization headers (two valid keys of two accounts) → 401`)
+    t.equal((await rawRequest(ts.url, method, path, [['Authorization', a]], body)).status, 200, `${surface}: either one alone works`)
+  }
+  const bad = await ts.get('/v1/orgs', 'Bearer not.a.token')
+  t.match(bad.headers.get('www-authenticate'), /Bearer realm="orgscan", resource_metadata="[^"]+", error="invalid_token"/, 'REST')
+  const none = await ts.get('/v1/orgs')
+  t.notMatch(none.headers.get('www-authenticate'), /invalid_token/, 'no error when no token was presented')
+  const mcpBad = await rpc(ts.svc.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, { authorization: 'Bearer not.a.token' })
+  t.match(mcpBad.headers.get('www-authenticate'), /scope="mcp:read", error="invalid_token"/, 'MCP')
+})
+
+t.test('the agent exemption needs a confidential client: a public client id proves nothing', async (t) => {
+  await sql`UPDATE oauth_clients SET secret_hash = NULL WHERE client_id = 'osc_agentagentagentagentag'`
+  ts.svc.adminChanged({ oauth: true })
+  const { token: at } = await ts.svc.oauth.tokens.issue({ userId: user.id, clientId: 'osc_agentagentagentagentag', scopes: ['mcp:read'], resource: REST, family: '00000000-0000-4000-8000-000000000004' })
+  const first = Number((await ts.get('/v1/orgs', `Bearer ${at}`)).headers.get('x-ratelimit-remaining'))
+  const second = Number((await ts.get('/v1/orgs', `Bearer ${at}`)).headers.get('x-ratelimit-remaining'))
+  t.equal(second, first - 1, 'a public client named as an agent is charged like any other')
 })
