@@ -116,18 +116,36 @@ export function sqlExpr(name: string, s: FieldSpec): string {
   return s.expr ? `(${s.expr})` : `t.${quotedColumn(name)}`
 }
 
-/** The valibot schema of one field's wire value (imports and output schemas). */
+/**
+ * Whether an ISO 8601 date or timestamp names a real day of years 1–9999: the format checks let `2026-02-30` through,
+ * and the database driver would move it into March (it converts through a JavaScript Date).
+ */
+export function isCalendarDate(iso: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(iso)
+  if (!m) return false
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
+  const t = new Date(Date.UTC(2000, mo - 1, d))
+  t.setUTCFullYear(y)
+  return y >= 1 && t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d
+}
+
+/** The longest text value an import accepts (characters): larger ones could not be read back in one page. */
+export const MAX_IMPORTED_TEXT = 1_000_000
+
+const calendar = v.check((s: string) => isCalendarDate(s), 'must be a real calendar date (years 1–9999)')
+
+/** The valibot schema of one field's wire value (imports). */
 export function fieldSchema(s: FieldSpec): v.GenericSchema {
   let base: v.GenericSchema
   switch (s.kind) {
     case 'int': base = v.pipe(v.number(), v.integer()); break
     case 'num': base = v.number(); break
-    case 'text': base = v.string(); break
+    case 'text': base = v.pipe(v.string(), v.maxLength(MAX_IMPORTED_TEXT)); break
     case 'bool': base = v.boolean(); break
-    case 'ts': base = v.pipe(v.string(), v.isoTimestamp()); break
-    case 'date': base = v.pipe(v.string(), v.isoDate()); break
+    case 'ts': base = v.pipe(v.string(), v.isoTimestamp(), calendar); break
+    case 'date': base = v.pipe(v.string(), v.isoDate(), calendar); break
     case 'enum': base = v.picklist(s.values as string[]); break
-    case 'textArray': base = v.array(v.string()); break
+    case 'textArray': base = v.array(v.pipe(v.string(), v.maxLength(MAX_IMPORTED_TEXT))); break
     case 'json': base = s.schema ?? v.unknown(); break
   }
   if (s.description) base = v.pipe(base, v.description(s.description))

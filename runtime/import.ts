@@ -7,6 +7,7 @@ import type postgres from 'postgres'
 import type { CompiledResource } from './registry.ts'
 import { ImportError, importBundle, targetNames, type ImportOptions, type ImportResult } from './bundle/import-bundle.ts'
 import type { ProgressEvent } from './bundle/progress.ts'
+import { statSync } from 'node:fs'
 import { isNdjsonFile, jsonFileSource, ndjsonFileSource, objectSource } from './bundle/sources.ts'
 import type { OrgInfo, ScanInfo } from './bundle/wire.ts'
 
@@ -41,6 +42,9 @@ export async function importScan(
   return importBundle(sql, resources, accountId, objectSource(bundle, known, singletons), { copy: false, progress: lines })
 }
 
+/** The largest JSON bundle read (it is read and parsed whole; NDJSON has no limit). */
+export const MAX_JSON_BUNDLE_BYTES = 512 * 1024 * 1024
+
 /**
  * Imports a bundle file, JSON or NDJSON (told apart by the first line: the NDJSON header). An NDJSON file is read in
  * constant memory; a JSON one whole. `copy`: write large tables with COPY (PostgreSQL).
@@ -55,8 +59,17 @@ export async function importFile(
   const { known, singletons } = targetNames(resources)
   let source
   try {
-    source = isNdjsonFile(file) ? await ndjsonFileSource(file, known) : jsonFileSource(file, known, singletons)
+    // A device, a FIFO or a directory is refused before any read: /dev/zero read whole would fill the memory (of the
+    // server, when the CLI hands the import to a running one).
+    const st = statSync(file)
+    if (!st.isFile()) throw new ImportError(`Cannot read ${file}: not a regular file.`)
+    const ndjson = isNdjsonFile(file)
+    if (!ndjson && st.size > MAX_JSON_BUNDLE_BYTES) {
+      throw new ImportError(`Cannot read ${file}: a JSON bundle is read whole and may be at most ${MAX_JSON_BUNDLE_BYTES / 1024 / 1024} MB; export large orgs as NDJSON (docs/import.md).`)
+    }
+    source = ndjson ? await ndjsonFileSource(file, known) : jsonFileSource(file, known, singletons)
   } catch (e) {
+    if (e instanceof ImportError) throw e
     throw new ImportError(`Cannot read ${file}: ${(e as Error).message.split('\n')[0]}`)
   }
   return importBundle(sql, resources, accountId, source, opts)

@@ -6,6 +6,7 @@
  */
 import * as v from 'valibot'
 import type postgres from 'postgres'
+import { errorCode, isConnectionFailure } from '../db/errors.ts'
 import { columnName } from '../fields.ts'
 import type { CompiledResource } from '../registry.ts'
 import { ProgressCounter, type ProgressSink } from './progress.ts'
@@ -206,7 +207,24 @@ async function importFrom(
 }
 
 /** Creates or updates the org (refusing another account's) and inserts the scan row; returns the scan's id. */
+/** A database error of the org or scan row, as the one line an operator needs (the rest of the import is undone). */
+async function refusedAs<T>(what: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run()
+  } catch (e) {
+    // Only an error the database raised (it has a SQLSTATE); a lost connection or a bug is not the bundle's fault.
+    if (e instanceof ImportError || !(e instanceof Error) || !/^[0-9A-Z]{5}$/.test(errorCode(e)) || isConnectionFailure(e)) throw e
+    throw new ImportError(`The database refused the ${what}: ${e.message.split('\n')[0]}`)
+  }
+}
+
 async function beginScan(tx: postgres.TransactionSql, accountId: string, org: OrgInfo, scan: ScanInfo): Promise<string> {
+  const [account] = await tx`SELECT 1 FROM accounts WHERE id = ${accountId}::bigint`
+  if (!account) throw new ImportError(`No account with id ${accountId}.`)
+  return refusedAs('org or its scan', () => writeOrgAndScan(tx, accountId, org, scan))
+}
+
+async function writeOrgAndScan(tx: postgres.TransactionSql, accountId: string, org: OrgInfo, scan: ScanInfo): Promise<string> {
   const existing = await tx<{ account_id: string }[]>`SELECT account_id::text AS account_id FROM orgs WHERE salesforce_id = ${org.salesforceId} FOR UPDATE`
   if (existing[0] && existing[0].account_id !== accountId) throw new ImportError(`Org ${org.salesforceId} belongs to another account.`)
   const orgRow: Record<string, unknown> = { account_id: accountId }
@@ -223,6 +241,13 @@ async function beginScan(tx: postgres.TransactionSql, accountId: string, org: Or
 
 /** Records the org's summary and, for a completed scan, makes it the one served. */
 async function finishScan(
+  tx: postgres.TransactionSql, orgId: string, scanId: string, scan: ScanInfo,
+  summary: Record<string, Record<string, number>>, counts: Record<string, number>,
+): Promise<void> {
+  await refusedAs('scan summary', () => writeSummary(tx, orgId, scanId, scan, summary, counts))
+}
+
+async function writeSummary(
   tx: postgres.TransactionSql, orgId: string, scanId: string, scan: ScanInfo,
   summary: Record<string, Record<string, number>>, counts: Record<string, number>,
 ): Promise<void> {

@@ -4,6 +4,7 @@
  * (a line that is not JSON, an unknown resource); the import validates the records themselves.
  */
 import { createReadStream, openSync, readSync, closeSync, statSync, readFileSync } from 'node:fs'
+import { isUtf8 } from 'node:buffer'
 import { NDJSON_FORMAT, NDJSON_VERSION } from './wire.ts'
 import { isJsonObject } from '../json-object.ts'
 
@@ -93,7 +94,10 @@ export function isNdjsonFile(file: string): boolean {
 
 /** A JSON bundle file, read and parsed whole. */
 export function jsonFileSource(file: string, known: ReadonlySet<string>, singletons: ReadonlySet<string>): BundleSource {
-  const text = readFileSync(file, 'utf8')
+  const bytes = readFileSync(file)
+  // Bytes that are not UTF-8 are a corrupt transfer: refused, not imported as U+FFFD.
+  if (!isUtf8(bytes)) return { ...objectSource({}, known, singletons), headerProblems: ['not valid UTF-8'] }
+  const text = bytes.toString('utf8').replace(/^\uFEFF/, '')
   let bundle: unknown
   try {
     bundle = JSON.parse(text)
@@ -143,8 +147,12 @@ class LineReader {
   }
 }
 
+/** What `decode` gives for a line that is not UTF-8 (NUL cannot start a JSON line, so no real line is this). */
+const NOT_UTF8 = '\u0000(not UTF-8)'
+
 function decode(buf: Buffer, start: number, end: number): string {
-  return buf.toString('utf8', start, end > start && buf[end - 1] === 13 ? end - 1 : end)
+  const stop = end > start && buf[end - 1] === 13 ? end - 1 : end
+  return isUtf8(buf.subarray(start, stop)) ? buf.toString('utf8', start, stop) : NOT_UTF8
 }
 
 /**
@@ -175,6 +183,7 @@ export async function ndjsonFileSource(file: string, known: ReadonlySet<string>)
   let endLine = 0
   /** One line: an item to yield, the end line (undefined), or nothing (a blank line). */
   const item = (line: string, at: number): SourceItem | undefined => {
+    if (line === NOT_UTF8) return { problem: `line ${at}: not valid UTF-8` }
     if (line.trim() === '') return undefined
     if (end) return { problem: `line ${at}: nothing may follow the end line (line ${endLine})` }
     let x: unknown

@@ -3,14 +3,22 @@
  * declarations serve the import (validation) and the export (the SQL that renders a record), so the two cannot drift.
  */
 import * as v from 'valibot'
-import { f, fieldSchema, type FieldSpec } from '../fields.ts'
+import { f, fieldSchema, isCalendarDate, type FieldSpec } from '../fields.ts'
 import type { CompiledResource } from '../registry.ts'
+import { checksum } from '../org-id.ts'
 
-const ts = v.pipe(v.string(), v.isoTimestamp())
+const ts = v.pipe(v.string(), v.isoTimestamp(), v.check(isCalendarDate, 'must be a real calendar date (years 1–9999)'))
 
 export const OrgInfoSchema = v.strictObject({
-  salesforceId: v.pipe(v.string(), v.regex(/^[A-Za-z0-9]{18}$/, 'must be an 18-character org id')),
-  name: v.pipe(v.string(), v.minLength(1)),
+  // Stored in the canonical form (the checksum upper-case), the form every path resolves to: an id whose checksum
+  // does not match would be an org no endpoint can reach.
+  salesforceId: v.pipe(
+    v.string(),
+    v.regex(/^[A-Za-z0-9]{18}$/, 'must be an 18-character org id'),
+    v.check((id) => id.slice(15).toUpperCase() === checksum(id.slice(0, 15)), 'has a checksum (its last 3 characters) that does not match its first 15'),
+    v.transform((id) => id.slice(0, 15) + checksum(id.slice(0, 15))),
+  ),
+  name: v.pipe(v.string(), v.minLength(1), v.maxLength(1000)),
   edition: v.string(),
   instanceUrl: v.pipe(v.string(), v.url()),
   isSandbox: v.boolean(),

@@ -83,5 +83,8 @@ export function classifyDbError(e: unknown, hasFilter: boolean): ApiError {
   if (isConnectionFailure(e) || isNotSent(e) || code === TOO_MANY_CONNECTIONS) {
     return new ApiError('service_unavailable', 'The database is temporarily unavailable; retry shortly.')
   }
-  return new ApiError('internal_error', 'The server failed to process the request.')
+  // The cause stays on the error (never in the answer) so that whoever handles it logs what failed.
+  const fault = new ApiError('internal_error', 'The server failed to process the request.')
+  fault.cause = e
+  return fault
 }

@@ -84,9 +84,13 @@ export interface PipelineDeps {
 const FREE: QuotaCharge = { allowed: true, headers: {} }
 
 export function createPipeline(d: PipelineDeps): Pipeline {
-  /** Any failure as an ApiError; anything that is not one is a server fault, logged here with its cause. */
+  /**
+   * Any failure as an ApiError; a server fault — anything that is not one, or an internal error carrying the failure
+   * it stands for (a database error classified as internal) — is logged here with its cause.
+   */
   const failure = (e: unknown, what: string): ApiError => {
     if (!(e instanceof ApiError)) d.log.error({ msg: `${what} failed`, err: e })
+    else if (e.status >= 500 && e.cause !== undefined) d.log.error({ msg: `${what} failed`, err: e.cause })
     return toApiError(e)
   }
 

@@ -8,12 +8,11 @@ import type postgres from 'postgres'
 import { AdminError } from '../admin.ts'
 import type { Surface } from '../plan.ts'
 import { planChange, SURFACE_NAME, type VersionChange } from './rules.ts'
-import { effectiveStatus, type VersionRow } from './state.ts'
+import { effectiveStatus, SERVED_VERSIONS, type VersionRow } from './state.ts'
 import { markInitialized, readVersions, SURFACES, writeVersion } from './store.ts'
 import { USAGE_DAYS } from './usage.ts'
 
-/** The majors this build serves: REST's routes under /v1 (runtime/http/rest.ts), MCP's /v1/mcp (runtime/mcp/endpoint.ts). */
-export const SERVED_VERSIONS: Readonly<Record<Surface, readonly string[]>> = { rest: ['v1'], mcp: ['v1'] }
+export { SERVED_VERSIONS }
 
 /** A row as `versions list` shows it: its status now (a deprecated version past its sunset date is `removed`). */
 export interface ListedVersion extends VersionRow {

@@ -13,7 +13,7 @@
  */
 import { AdminError } from '../admin.ts'
 import type { Surface } from '../plan.ts'
-import { effectiveStatus, major, type StoredStatus, type VersionRow } from './state.ts'
+import { effectiveStatus, major, SERVED_VERSIONS, type StoredStatus, type VersionEntry, type VersionRow } from './state.ts'
 
 export type VersionChange =
   | { kind: 'add'; name: string; sunsetDate?: string }
@@ -49,7 +49,28 @@ export function addMonths(date: string, months: number): string {
 
 /** A real calendar date written YYYY-MM-DD. */
 export function isDate(s: string): boolean {
-  return /^\d{4}-\d{2}-\d{2}$/.test(s) && utcDate(Date.parse(`${s}T00:00:00Z`) || NaN) === s
+  const t = Date.parse(`${s}T00:00:00Z`)
+  return /^\d{4}-\d{2}-\d{2}$/.test(s) && Number.isFinite(t) && utcDate(t) === s
+}
+
+/**
+ * What is wrong with a first-start version table (ORGSCAN_VERSIONS, ORGSCAN_MCP_VERSIONS) by the rules `orgscan
+ * versions` keeps: names unique and served by this build, at most one current, at most two supported majors, a
+ * deprecated version's sunset at least three months away. Empty when it may be adopted.
+ */
+export function firstStartProblems(surface: Surface, entries: readonly VersionEntry[], now: number): string[] {
+  const problems: string[] = []
+  const names = entries.map((e) => e.name)
+  const served = SERVED_VERSIONS[surface]
+  if (new Set(names).size !== names.length) problems.push('a version is listed twice')
+  for (const n of names) if (!served.includes(n)) problems.push(`${n} is not served by this build (it serves ${served.join(', ')})`)
+  if (entries.filter((e) => e.status === 'current').length > 1) problems.push('more than one version is current')
+  if (entries.length > 2) problems.push(`at most two major versions are supported at once (${entries.length} listed)`)
+  const earliest = addMonths(utcDate(now), MIN_WINDOW_MONTHS)
+  for (const e of entries) {
+    if (e.status === 'deprecated' && e.sunsetDate && e.sunsetDate < earliest) problems.push(`${e.name}: the sunset date ${e.sunsetDate} is less than ${MIN_WINDOW_MONTHS} months away (${earliest} at the earliest)`)
+  }
+  return problems
 }
 
 function days(from: string, to: string): number {

@@ -8,6 +8,9 @@ import type { Surface } from '../plan.ts'
 
 export type StoredStatus = 'current' | 'deprecated' | 'removed'
 
+/** The majors this build serves: REST's routes under /v1 (runtime/http/rest.ts), MCP's /v1/mcp (runtime/mcp/endpoint.ts). */
+export const SERVED_VERSIONS: Readonly<Record<Surface, readonly string[]>> = { rest: ['v1'], mcp: ['v1'] }
+
 /** One row of `api_versions`. */
 export interface VersionRow {
   surface: Surface

@@ -232,6 +232,41 @@ t.test('a record the database refuses is named, and nothing is written', async (
   t.equal(await scanCount(), before, 'no scan was written')
 })
 
+t.test('what the format checks let through is refused: a wrong checksum, an impossible date, bytes not UTF-8, huge text, no such account', async (t) => {
+  const before = await scanCount()
+  const refuse = async (name: string, bundle: unknown, expected: RegExp, opts: { raw?: Buffer; account?: string } = {}) => {
+    const file = join(dir, `${name.replace(/ /g, '-')}.json`)
+    writeFileSync(file, opts.raw ?? JSON.stringify(bundle))
+    const err = await importFile(sql, resources, opts.account ?? account.id, file, { copy, copyFrom: 0 }).catch((e: Error) => e)
+    t.match(String(err), expected, name)
+  }
+  const id = (x: string) => ({ ...example, org: { ...example.org, salesforceId: x } })
+  await refuse('wrong checksum', id(orgId.slice(0, 15) + 'ZZZ'), /org: × has a checksum .* does not match its first 15[\s\S]*at salesforceId/)
+  await refuse('feb 30', { ...example, scan: { ...example.scan, startedAt: '2026-02-30T00:00:00Z' } }, /scan: × must be a real calendar date[\s\S]*at startedAt/)
+  await refuse('year 0', { ...example, scan: { ...example.scan, startedAt: '0000-01-01T00:00:00Z' } }, /scan: × must be a real calendar date[\s\S]*at startedAt/)
+  const record = structuredClone(example) as { data: Record<string, Array<Record<string, unknown>>> }
+  record.data.fields[0].label = 'x'.repeat(1_000_001)
+  await refuse('huge text', record, /fields.*label/)
+  const text = JSON.stringify(example)
+  const i = text.indexOf(example.org.name)
+  await refuse('not utf-8', undefined, /not valid UTF-8/, { raw: Buffer.concat([Buffer.from(text.slice(0, i)), Buffer.from([0xff, 0xfe]), Buffer.from(text.slice(i))]) })
+  await refuse('no account', example, /No account with id 999999\./, { account: '999999' })
+  const dev = await importFile(sql, resources, account.id, '/dev/zero', { copy, copyFrom: 0 }).catch((e: Error) => e)
+  t.match(String(dev), /not a regular file/, 'a device is refused before it is read')
+  t.equal(await scanCount(), before, 'no scan was written')
+
+  // The checksum in lower case is the same org: stored in the canonical form, reachable by its path.
+  const lower = join(dir, 'lower-checksum.json')
+  writeFileSync(lower, JSON.stringify(id(orgId.slice(0, 15) + orgId.slice(15).toLowerCase())))
+  const done = await importFile(sql, resources, account.id, lower, { copy, copyFrom: 0 })
+  t.ok(done.scanId)
+  const orgs = (await ts.get('/v1/orgs?limit=200', auth)).body.data as Array<{ salesforceId: string }>
+  t.same(orgs.filter((o) => o.salesforceId.toUpperCase() === orgId.toUpperCase()).map((o) => o.salesforceId), [orgId], 'one org, in its canonical form')
+  const bom = join(dir, 'bom.json')
+  writeFileSync(bom, '\uFEFF' + JSON.stringify(example))
+  t.ok((await importFile(sql, resources, account.id, bom, { copy, copyFrom: 0 })).scanId, 'a byte-order mark before JSON is accepted, as before NDJSON')
+})
+
 // ---- progress, export -----------------------------------------------------------------------------------------
 
 t.test('progress: a line per resource, a bar on a terminal, JSON events with --json', async (t) => {

@@ -30,11 +30,13 @@ t.test('current version', async (t) => {
 })
 
 t.test('deprecated version, then removed at its sunset date', async (t) => {
-  let now = Date.parse('2027-03-30T23:59:59Z')
+  // Adopted three months before its sunset (the shortest window), then served on its last day.
+  let now = Date.parse('2026-12-31T00:00:00Z')
   const ts = await startTestService(t, {
     clock: () => now,
     config: { versions: [{ name: 'v1', status: 'deprecated', sunsetDate: '2027-03-31' }] },
   })
+  now = Date.parse('2027-03-30T23:59:59Z')
   const org = ts.seed.orgs.find((o) => o.large)!
   const auth = await ts.keyHeader(org.accountId)
   const root = await ts.get('/')
@@ -69,4 +71,15 @@ t.test('deprecated version, then removed at its sunset date', async (t) => {
   }
   const root2 = await ts.get('/')
   t.same(root2.body, { versions: [] }, 'a removed version is no longer listed')
+})
+
+t.test('a first-start version table is adopted only by the lifecycle rules: the start fails otherwise', async (t) => {
+  const now = Date.parse('2026-11-25T12:00:00Z')
+  for (const [versions, problem] of [
+    [[{ name: 'v1', status: 'deprecated', sunsetDate: '2026-12-01' }], /less than 3 months away/],
+    [[{ name: 'v1', status: 'current' }, { name: 'v2', status: 'current' }], /v2 is not served by this build.*more than one version is current/],
+    [[{ name: 'v1', status: 'current' }, { name: 'v1', status: 'current' }], /listed twice/],
+  ] as const) {
+    await t.rejects(startTestService(t, { clock: () => now, config: { versions: versions as never } }), { message: problem }, JSON.stringify(versions))
+  }
 })
