@@ -54,6 +54,8 @@ export async function startTestService(
     /** Runs once the test's database exists, before the service starts; its settings are added (e.g. a replica's URL). */
     beforeStart?: (location: { databaseUrl?: string; dataDir?: string }) => Promise<Partial<Config>>
     clock?: Clock; quota?: ServiceOptions['quota']; seed?: boolean; seedScale?: number; mcpExtraTools?: ServiceOptions['mcpExtraTools']; registry?: ServiceOptions['registry']; accessLog?: ServiceOptions['accessLog']
+    /** Receives the service's log lines (JSON); by default they are dropped. */
+    log?: (line: string) => void
   } = {},
 ): Promise<TestService> {
   // A copy of the run's seeded template when the test wants the default demo data, else of the empty one.
@@ -83,7 +85,7 @@ export async function startTestService(
     prompts,
     mcpExtraTools: opts.mcpExtraTools,
     clock: opts.clock,
-    log: createLogger(() => undefined),
+    log: createLogger(opts.log ?? (() => undefined)),
     quota: opts.quota,
     accessLog: opts.accessLog,
     onEmptyDatabase: async ({ db: d, resources }) => {

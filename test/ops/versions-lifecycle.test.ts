@@ -106,6 +106,8 @@ t.test('the rules of a change, as a table', async (t) => {
     ['deprecate with a 3-month window', [row('v1', 'current')], { kind: 'deprecate', name: 'v1', sunsetDate: '2027-02-28' }, [{ name: 'v1', status: 'deprecated', sunsetDate: '2027-02-28' }]],
     ['deprecate with a shorter window', [row('v1', 'current')], { kind: 'deprecate', name: 'v1', sunsetDate: '2027-02-27' }, /89 days away; a deprecation window is at least 3 months.*2027-02-28 or later/],
     ['not a date', [row('v1', 'current')], { kind: 'deprecate', name: 'v1', sunsetDate: '2027-02-30' }, /YYYY-MM-DD/],
+    ['month 13 (no date at all, not a RangeError)', [row('v1', 'current')], { kind: 'deprecate', name: 'v1', sunsetDate: '2027-13-01' }, /--sunset must be a date written YYYY-MM-DD/],
+    ['month 0', [row('v1', 'current')], { kind: 'deprecate', name: 'v1', sunsetDate: '2027-00-10' }, /--sunset must be a date written YYYY-MM-DD/],
     ['lengthening a running window', [row('v1', 'deprecated', '2026-12-15')], { kind: 'deprecate', name: 'v1', sunsetDate: '2026-12-20' }, [{ name: 'v1', status: 'deprecated', sunsetDate: '2026-12-20' }]],
     ['bringing a sunset forward under 3 months', [row('v1', 'deprecated', '2027-06-01')], { kind: 'deprecate', name: 'v1', sunsetDate: '2027-01-15' }, /Bringing REST v1's sunset forward from 2027-06-01/],
     ['an unknown version', [row('v1', 'current')], { kind: 'deprecate', name: 'v7', sunsetDate: '2027-06-01' }, /REST has no version v7 \(it has v1\)/],

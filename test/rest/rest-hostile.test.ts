@@ -210,3 +210,19 @@ t.test('a valid request pipelined before garbage still gets its own answer, then
   t.equal(got[1].body.data.length, 2)
   t.equal(got[2].body.error.code, 'invalid_parameter')
 })
+
+t.test('a database fault is a 500 that shows nothing, and its cause is logged', async (t) => {
+  const lines: string[] = []
+  const faulty = await startTestService(t, { log: (l) => lines.push(l) })
+  const org = faulty.seed.orgs.find((o) => o.large)!
+  const key = await faulty.keyHeader(org.accountId)
+  await faulty.svc.db.sql.unsafe('ALTER TABLE fields RENAME TO fields_moved')
+  t.teardown(() => faulty.svc.db.sql.unsafe('ALTER TABLE fields_moved RENAME TO fields'))
+  const r = await faulty.get(`/v1/orgs/${org.salesforceId}/fields?limit=1`, key)
+  t.equal(r.status, 500)
+  t.same(r.body.error, { status: 500, title: 'Internal Server Error', detail: 'The server failed to process the request.', code: 'internal_error' })
+  t.notMatch(r.text, /fields|relation|SQLSTATE/i, 'nothing of the cause in the answer')
+  const logged = lines.map((l) => JSON.parse(l)).find((l) => l.level === 'error' && l.msg === 'read failed')
+  t.ok(logged, 'the fault is logged')
+  t.match(logged?.err, { code: '42P01', message: /fields/ }, 'with its cause')
+})
