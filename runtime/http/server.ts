@@ -49,7 +49,7 @@ export interface HttpServerOptions {
    * Shared with the service: requests being answered now (`inFlight`), and whether it is draining for shutdown
    * (answers then carry `Connection: close`, so clients reconnect to another process).
    */
-  lifecycle?: { inFlight: number; draining: boolean }
+  lifecycle?: { inFlight: number; draining: boolean; drainHooks?: Array<() => void> }
   /**
    * Closes a connection on which nothing was read or written for this long (ms; 0 or absent: never). Node's own
    * timeouts bound a client that sends slowly; this one bounds a client that stops reading what it asked for.
@@ -103,9 +103,10 @@ interface SocketState {
   lastRes?: ServerResponse
 }
 
+/** An answer written on the socket itself (the request could not be parsed): the envelope, and a request id as on every answer. */
 function rawError(status: number, title: string, code: string, detail: string): string {
   const body = JSON.stringify({ error: { status, title, detail, code } })
-  return `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  return `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`
 }
 
 export function createHttpServer(routes: readonly Routes[], opts: HttpServerOptions = {}): Server {
@@ -128,6 +129,12 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     requireHostHeader: false,
   }
   const life = opts.lifecycle
+  // The responses being answered: when draining starts, those whose head is not written yet will say Connection:
+  // close (a client must not send another request on a connection about to close).
+  const answering = new Set<ServerResponse>()
+  life?.drainHooks?.push(() => {
+    for (const r of answering) if (!r.headersSent) r.shouldKeepAlive = false
+  })
   const log = opts.accessLog
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     const st = stateOf(req.socket)
@@ -141,8 +148,12 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
     ;(res as Response).requestId = requestId
     // Done when the response closes, or its connection does first (a pipelined response queued behind a stalled one).
+    if (life) answering.add(res)
     whenResponseDone(res, () => {
-      if (life) life.inFlight--
+      if (life) {
+        life.inFlight--
+        answering.delete(res)
+      }
       if (log) log(accessLine(req, res.statusCode, startedAt, requestId, !res.writableFinished))
       if (st.lastReq === req) st.lastReq = st.lastRes = undefined
       if (--st.open === 0 && st.pendingError !== undefined && req.socket.writable) req.socket.end(st.pendingError)

@@ -138,6 +138,7 @@ t.test('a stopping service finishes the answers in progress and stops accepting'
     const r = await p
     t.equal(r.status, 200, `answer ${i + 1} in progress finished`)
     t.equal(r.body.result.content[0].text, 'done')
+    t.equal(r.headers.get('connection'), 'close', `answer ${i + 1}, begun before the drain, says Connection: close`)
   }
   await closing
   t.ok(Date.now() - t0 < 5000, 'and the service stopped once they had')

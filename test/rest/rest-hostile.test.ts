@@ -108,15 +108,18 @@ t.test('methods, unknown paths, oversize requests', async (t) => {
   const long = await ts.get(`${base}/fields?filter=${'a'.repeat(15000)}`, auth)
   t.equal(long.status, 400, 'URL over 14 KB → 400')
   t.match(long.body.error.detail, /URL exceeds/)
+  let hugeId: string | undefined
   const huge = await new Promise<number>((resolve) => {
     const req = request(ts.url + '/v1/orgs', { headers: { authorization: auth, 'x-big': 'a'.repeat(21000) } }, (res) => {
       res.resume()
+      hugeId = res.headers['x-request-id'] as string | undefined
       resolve(res.statusCode ?? 0)
     })
     req.on('error', () => resolve(-1))
     req.end()
   })
   t.equal(huge, 431, 'oversized headers → 431')
+  t.match(hugeId, /^[0-9a-f-]{36}$/, 'with a request id, as every answer')
   const ok = await ts.get(`${base}/fields?limit=1`, auth)
   t.equal(ok.status, 200, 'still serving')
 })
