@@ -92,23 +92,28 @@ export interface Listening {
   workers?: number
 }
 
-/** The start-up banner: one JSON line on stdout with --json, else how to call the service, on stderr. */
+/**
+ * The start-up banner, on stdout: one JSON line with --json, else how to call the service. It is the command's
+ * output, not a log line: stderr carries the JSON log, which goes to log collectors, and the demo credentials must
+ * not end up there.
+ */
 export function printBanner(at: Listening, facts: DemoFacts, json: boolean): void {
+  const tell = (s: string) => void process.stdout.write(s + '\n')
   const { demo, signIn, firstOrg } = facts
   if (json) {
     const extra = { ...(at.adminUrl ? { adminUrl: at.adminUrl } : {}), ...(at.workers ? { workers: at.workers } : {}) }
     process.stdout.write(JSON.stringify({ url: at.url, mcpUrl: at.mcpUrl, database: at.database, demoKey: demo ?? null, demoSignIn: signIn, ...extra }) + '\n')
     return
   }
-  say(`orgscan listening on ${at.url} (database: ${at.database}${at.workers ? `; ${at.workers} worker processes` : ''})`)
+  tell(`orgscan listening on ${at.url} (database: ${at.database}${at.workers ? `; ${at.workers} worker processes` : ''})`)
   if (!demo) return
-  say(`Demo API key (local demo data only): ${demo.keyId}:${demo.secret}`)
-  say(`Try:\n  curl -u '${demo.keyId}:${demo.secret}' ${at.url}/v1/orgs`)
-  if (firstOrg) say(`  curl -u '${demo.keyId}:${demo.secret}' '${at.url}/v1/orgs/${firstOrg}/fields?limit=5'`)
+  tell(`Demo API key (local demo data only): ${demo.keyId}:${demo.secret}`)
+  tell(`Try:\n  curl -u '${demo.keyId}:${demo.secret}' ${at.url}/v1/orgs`)
+  if (firstOrg) tell(`  curl -u '${demo.keyId}:${demo.secret}' '${at.url}/v1/orgs/${firstOrg}/fields?limit=5'`)
   const basic = 'Basic ' + Buffer.from(`${demo.keyId}:${demo.secret}`).toString('base64')
   const block = { mcpServers: { orgscan: { type: 'http', url: at.mcpUrl, headers: { Authorization: basic } } } }
-  say(`MCP (Streamable HTTP) for an assistant's config (see docs/mcp.md):\n${JSON.stringify(block, null, 2)}`)
-  if (signIn) say(`Or connect with OAuth (no key in the config: ${at.mcpUrl}) and sign in as the demo user ${signIn.email} with password ${signIn.password} (sees two orgs; docs/authentication.md).`)
+  tell(`MCP (Streamable HTTP) for an assistant's config (see docs/mcp.md):\n${JSON.stringify(block, null, 2)}`)
+  if (signIn) tell(`Or connect with OAuth (no key in the config: ${at.mcpUrl}) and sign in as the demo user ${signIn.email} with password ${signIn.password} (sees two orgs; docs/authentication.md).`)
 }
 
 /**
