@@ -48,7 +48,7 @@ Environment: DATABASE_URL, ORGSCAN_DATA_DIR (default ./data), PORT, ORGSCAN_PEPP
     '--format: json (default) or ndjson (default when FILE ends in .ndjson or .jsonl; use it for large orgs).\n' +
     'Without --out the bundle goes to stdout and the result line to stderr. Progress on stderr.',
   accounts:
-    'Usage:\n  orgscan accounts create --name N [--daily-limit N] [--monthly-limit N] [--json]\n  orgscan accounts list [--json]\n' +
+    'Usage:\n  orgscan accounts create --name N [--daily-limit N] [--monthly-limit N] [--email E] [--json]\n  orgscan accounts list [--json]\n' +
     '  orgscan accounts update ID [--name N] [--daily-limit N] [--monthly-limit N] [--enhanced-mcp-security on|off] [--email-domain D] [--email E] [--json]\n' +
     'Enhanced MCP Security: only OAuth clients issued for the account (orgscan clients create) may use MCP; API keys may not.\n' +
     '--email-domain: users of the upstream identity provider with a verified e-mail in D join this account on first sign-in.\n' +

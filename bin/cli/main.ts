@@ -114,7 +114,8 @@ async function command(argv: string[], io: CliIO): Promise<void> {
   if (cmd === '' || cmd === '--help' || cmd === '-h' || cmd === 'help') return io.out(HELP[''])
   if (cmd === '--version' || cmd === '-v' || cmd === 'version') {
     const { readFileSync } = await import('node:fs')
-    return io.out(`orgscan ${(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version}`)
+    const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+    return io.out(argv.includes('--json') ? JSON.stringify({ version }) : `orgscan ${version}`)
   }
   if (!(cmd in HELP)) throw new UsageError(`Unknown command "${cmd}". Run "orgscan --help".`)
   const args = sub === undefined ? [] : [sub, ...rest]

@@ -42,6 +42,8 @@ t.test('help and usage errors', async (t) => {
   t.match(bad.stderr, /--daily-limit must be a whole number/)
   const v = await run(['--version'])
   t.match(v.stdout, /^orgscan \d+\.\d+\.\d+\n$/, '--version')
+  const vj = await run(['version', '--json'])
+  t.match(JSON.parse(vj.stdout), { version: /^\d+\.\d+\.\d+$/ }, 'version --json is JSON, as every command with --json')
   const opt = await run(['keys', 'list', '--frob'])
   t.equal(opt.code, 2)
   t.equal(opt.stderr.trim().split('\n').length, 1, 'an unknown option: one line')
