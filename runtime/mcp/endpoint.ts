@@ -245,7 +245,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
         const sid = await d.sessions.create(principal, { protocolVersion: params.protocolVersion, clientName: params.clientInfo?.name, clientVersion: params.clientInfo?.version })
         if (!sid) {
           const n = config.mcp.sessionsPerAccount
-          return sendRpcError(res, 429, RPC.serverError, `This account already has ${n} open MCP sessions, the most it may hold. End unused ones (HTTP DELETE with their Mcp-Session-Id) or let them expire after ${Math.round(config.mcp.sessionIdleMs / 60_000)} idle minutes.`, { id, headers })
+          return sendRpcError(res, 429, RPC.serverError, `This account already has ${n} open MCP sessions, the most it may hold. End unused ones (HTTP DELETE with their Mcp-Session-Id) or let them expire after ${config.mcp.sessionIdleMs >= 60_000 ? `${Math.round(config.mcp.sessionIdleMs / 60_000)} idle minutes` : `${Math.ceil(config.mcp.sessionIdleMs / 1000)} idle seconds`}.`, { id, headers })
         }
         extra['Mcp-Session-Id'] = sid
       }
