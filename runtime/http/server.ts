@@ -136,6 +136,12 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     for (const r of answering) if (!r.headersSent) r.shouldKeepAlive = false
   })
   const log = opts.accessLog
+  /** An answer given here, before a route's handler: with the path's own headers (or the path's fixed answer). */
+  const refuse = (res: ServerResponse, path: string, err: ApiError): void => {
+    const headers = opts.headersFor?.(path) ?? {}
+    if (headers instanceof ApiError) return sendError(res, headers, headers.extras.headers)
+    sendError(res, err, headers)
+  }
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     const st = stateOf(req.socket)
     const startedAt = log ? performance.now() : 0
@@ -163,16 +169,10 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
       if (opts.onRequest && !opts.onRequest(req, res)) return
       const url = req.url ?? '/'
       const path = url.split('?')[0]
-      // Answers given here, before a route's handler: with the path's own headers (or its fixed answer).
-      const refuse = (err: ApiError) => {
-        const headers = opts.headersFor?.(path) ?? {}
-        if (headers instanceof ApiError) return sendError(res, headers, headers.extras.headers)
-        sendError(res, err, headers)
-      }
       if (req.httpVersion === '1.1' && req.headers.host === undefined) {
-        return refuse(new ApiError('invalid_parameter', 'HTTP/1.1 requests need a Host header.', { headers: { Connection: 'close' } }))
+        return refuse(res, path, new ApiError('invalid_parameter', 'HTTP/1.1 requests need a Host header.', { headers: { Connection: 'close' } }))
       }
-      if (url.length > MAX_URL) return refuse(new ApiError('invalid_parameter', `The request URL exceeds ${MAX_URL} characters.`))
+      if (url.length > MAX_URL) return refuse(res, path, new ApiError('invalid_parameter', `The request URL exceeds ${MAX_URL} characters.`))
       const method = req.method ?? 'GET'
       let match: Match | null = null
       const found = routes.find((r) => r.allow.includes(method) && (match = r.router.find(method as 'GET', path) as Match | null))
@@ -187,9 +187,9 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
       const other = routes.find((r) => r.router.find(r.allow[0] as 'GET', path))
       if (other) {
         const detail = other.allow.includes('GET') ? `${method} is not allowed here; this API is read-only.` : `${method} is not allowed here.`
-        return refuse(new ApiError('method_not_allowed', detail, { headers: { Allow: other.allow.join(', ') } }))
+        return refuse(res, path, new ApiError('method_not_allowed', detail, { headers: { Allow: other.allow.join(', ') } }))
       }
-      refuse(new ApiError('not_found', 'No such endpoint. Endpoints are under /v1/; GET / lists the versions.'))
+      refuse(res, path, new ApiError('not_found', 'No such endpoint. Endpoints are under /v1/; GET / lists the versions.'))
     } catch {
       sendError(res, new ApiError('internal_error', 'The server failed to process the request.'))
     }

@@ -80,6 +80,7 @@ export async function startTestService(
     ...(await opts.beforeStart?.({ databaseUrl: db.databaseUrl, dataDir: db.dataDir })),
   })
   let seed: SeedResult = db.seed ?? ({ accounts: [], orgs: [], users: [] } as unknown as SeedResult)
+  // A start that fails (a test of refused configuration) leaves no database behind.
   const svc = await startService(config, {
     registry: opts.registry ?? registry,
     prompts,
@@ -91,6 +92,9 @@ export async function startTestService(
     onEmptyDatabase: async ({ db: d, resources }) => {
       if (opts.seed !== false) seed = await seedDemo(d.sql, resources, { scale })
     },
+  }).catch(async (e: unknown) => {
+    await db.drop()
+    throw e
   })
   t.teardown(async () => {
     await svc.close()
