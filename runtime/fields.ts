@@ -132,7 +132,10 @@ export function isCalendarDate(iso: string): boolean {
 /** The longest text value an import accepts (characters): larger ones could not be read back in one page. */
 export const MAX_IMPORTED_TEXT = 1_000_000
 
-const calendar = v.check((s: string) => isCalendarDate(s), 'must be a real calendar date (years 1–9999)')
+const calendar = v.check(isCalendarDate, 'must be a real calendar date (years 1–9999)')
+
+/** A timestamp on the wire: ISO 8601 with `Z` or an offset, on a real calendar day. */
+export const timestampSchema = v.pipe(v.string(), v.isoTimestamp(), calendar)
 
 /** The valibot schema of one field's wire value (imports). */
 export function fieldSchema(s: FieldSpec): v.GenericSchema {
@@ -142,7 +145,7 @@ export function fieldSchema(s: FieldSpec): v.GenericSchema {
     case 'num': base = v.number(); break
     case 'text': base = v.pipe(v.string(), v.maxLength(MAX_IMPORTED_TEXT)); break
     case 'bool': base = v.boolean(); break
-    case 'ts': base = v.pipe(v.string(), v.isoTimestamp(), calendar); break
+    case 'ts': base = timestampSchema; break
     case 'date': base = v.pipe(v.string(), v.isoDate(), calendar); break
     case 'enum': base = v.picklist(s.values as string[]); break
     case 'textArray': base = v.array(v.pipe(v.string(), v.maxLength(MAX_IMPORTED_TEXT))); break

@@ -104,7 +104,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   let closeMcp: (() => Promise<void>) | undefined
   let adminSocket: AdminSocket | undefined
   let oauth: OAuthServer | undefined
-  const lifecycle = { inFlight: 0, draining: false, drainHooks: [] as Array<() => void> }
+  const lifecycle = { inFlight: 0, draining: false }
   let metrics: Metrics | undefined
   let retention: { close(): Promise<void> } | undefined
   let adminServer: Server | undefined
@@ -275,7 +275,6 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         // Drain: /readyz turns 503, no new connections, idle keep-alive connections closed, answers in progress
         // finish (with Connection: close) for up to graceMs; then whatever is left is cut.
         lifecycle.draining = true
-        for (const hook of lifecycle.drainHooks) hook()
         const stopped = Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))))
         for (const s of servers) s.closeIdleConnections()
         const until = Date.now() + graceMs
@@ -284,7 +283,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         // Requests cut here may still be reading: let them finish (a little longer) before the pool closes under them,
         // so that none fails for the pool's sake and none gives back a unit to a quota already closed.
         const settled = Date.now() + 2000
-        while (pipeline.active() > 0 && Date.now() < settled) await new Promise((r) => setTimeout(r, 20))
+        while (!fairShare.idle && Date.now() < settled) await new Promise((r) => setTimeout(r, 20))
         await stopped
         if (adminServer) {
           adminServer.closeAllConnections()

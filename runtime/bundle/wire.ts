@@ -3,11 +3,11 @@
  * declarations serve the import (validation) and the export (the SQL that renders a record), so the two cannot drift.
  */
 import * as v from 'valibot'
-import { f, fieldSchema, isCalendarDate, type FieldSpec } from '../fields.ts'
+import { f, fieldSchema, timestampSchema, type FieldSpec } from '../fields.ts'
 import type { CompiledResource } from '../registry.ts'
 import { checksum } from '../org-id.ts'
 
-const ts = v.pipe(v.string(), v.isoTimestamp(), v.check(isCalendarDate, 'must be a real calendar date (years 1–9999)'))
+const ts = timestampSchema
 
 export const OrgInfoSchema = v.strictObject({
   // Stored in the canonical form (the checksum upper-case), the form every path resolves to: an id whose checksum

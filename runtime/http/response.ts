@@ -15,8 +15,14 @@ const isObject = (h: Head): h is OutgoingHttpHeaders => h !== undefined && h !==
 export class Response<Req extends IncomingMessage = IncomingMessage> extends ServerResponse<Req> {
   /** The request id this answer carries ('' until the server's handler sets it: then no id is added). */
   requestId = ''
+  /**
+   * The service's shutdown state, set by the server's handler: an answer whose head is written while the service
+   * drains says `Connection: close` (also one begun before the drain), so the client does not reuse the connection.
+   */
+  lifecycle: { readonly draining: boolean } | undefined = undefined
 
   override writeHead(statusCode: number, reasonOrHeaders?: string | Head, maybeHeaders?: Head): this {
+    if (this.lifecycle?.draining) this.shouldKeepAlive = false
     const id = this.requestId
     if (id === '') return super.writeHead(statusCode, reasonOrHeaders as string, maybeHeaders)
     if (typeof reasonOrHeaders === 'string') {

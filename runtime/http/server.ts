@@ -49,7 +49,7 @@ export interface HttpServerOptions {
    * Shared with the service: requests being answered now (`inFlight`), and whether it is draining for shutdown
    * (answers then carry `Connection: close`, so clients reconnect to another process).
    */
-  lifecycle?: { inFlight: number; draining: boolean; drainHooks?: Array<() => void> }
+  lifecycle?: { inFlight: number; draining: boolean }
   /**
    * Closes a connection on which nothing was read or written for this long (ms; 0 or absent: never). Node's own
    * timeouts bound a client that sends slowly; this one bounds a client that stops reading what it asked for.
@@ -129,12 +129,6 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     requireHostHeader: false,
   }
   const life = opts.lifecycle
-  // The responses being answered: when draining starts, those whose head is not written yet will say Connection:
-  // close (a client must not send another request on a connection about to close).
-  const answering = new Set<ServerResponse>()
-  life?.drainHooks?.push(() => {
-    for (const r of answering) if (!r.headersSent) r.shouldKeepAlive = false
-  })
   const log = opts.accessLog
   /** An answer given here, before a route's handler: with the path's own headers (or the path's fixed answer). */
   const refuse = (res: ServerResponse, path: string, err: ApiError): void => {
@@ -154,17 +148,14 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
     ;(res as Response).requestId = requestId
     // Done when the response closes, or its connection does first (a pipelined response queued behind a stalled one).
-    if (life) answering.add(res)
     whenResponseDone(res, () => {
-      if (life) {
-        life.inFlight--
-        answering.delete(res)
-      }
+      if (life) life.inFlight--
       if (log) log(accessLine(req, res.statusCode, startedAt, requestId, !res.writableFinished))
       if (st.lastReq === req) st.lastReq = st.lastRes = undefined
       if (--st.open === 0 && st.pendingError !== undefined && req.socket.writable) req.socket.end(st.pendingError)
     })
-    if (life?.draining) res.setHeader('Connection', 'close')
+    // Its head says Connection: close if it is written while the service drains (response.ts).
+    ;(res as Response).lifecycle = life
     try {
       if (opts.onRequest && !opts.onRequest(req, res)) return
       const url = req.url ?? '/'

@@ -76,6 +76,11 @@ export class FairShare {
     })
   }
 
+  /** Whether no request reads or waits in this process (a drain waits for it before it closes the database). */
+  get idle(): boolean {
+    return this.lanes.size === 0
+  }
+
   /** Requests running and waiting for an account in this process (diagnostics, tests). */
   load(accountId: string): { active: number; queued: number } {
     const lane = this.lanes.get(accountId)

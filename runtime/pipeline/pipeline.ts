@@ -65,8 +65,6 @@ export interface Pipeline {
    * the account's rate-limit headers as on any authenticated answer. Never throws.
    */
   refuse(principal: Principal, error: ApiError): Promise<Outcome>
-  /** Operations running now (a drain waits for them before it closes the database). */
-  active(): number
 }
 
 export interface PipelineDeps {
@@ -86,7 +84,6 @@ export interface PipelineDeps {
 const FREE: QuotaCharge = { allowed: true, headers: {} }
 
 export function createPipeline(d: PipelineDeps): Pipeline {
-  let running = 0
   /**
    * Any failure as an ApiError; a server fault — anything that is not one, or an internal error carrying the failure
    * it stands for (a database error classified as internal) — is logged here with its cause.
@@ -167,15 +164,9 @@ export function createPipeline(d: PipelineDeps): Pipeline {
       if (version !== undefined) d.usage?.record(p, surface, version)
       return p
     },
-    async execute(p, o, surface) {
-      running++
-      try {
-        return await (o.kind === 'read' ? executeRead(p, o, surface) : executeQuota(p, o))
-      } finally {
-        running--
-      }
+    execute(p, o, surface) {
+      return o.kind === 'read' ? executeRead(p, o, surface) : executeQuota(p, o)
     },
-    active: () => running,
     async refuse(p, error) {
       return { ok: false, error, rate: await rateOf(p) }
     },

@@ -4,6 +4,7 @@
  * (retryAfterSeconds, limit, the wait in the text), not_found, access_denied (naming a missing scope), server_error
  * (retryable). Clients match on the code.
  */
+import type { Test } from 'tap'
 import { t } from '../helpers/file-test.ts'
 import { updateAccount } from '../../runtime/admin.ts'
 import { startTestService } from '../helpers/service.ts'
@@ -13,6 +14,16 @@ const ts = await startTestService(t, { mcpExtraTools: [writeProbe, failingProbe]
 const org = ts.seed.orgs.find((o) => o.large)!
 const auth = await ts.keyHeader(org.accountId)
 const orgId = org.salesforceId
+
+/** The account's daily limit set to 0 for this test (restored when it ends). */
+async function spendQuota(t: Test): Promise<void> {
+  const setLimit = async (dailyLimit: number) => {
+    await updateAccount(ts.svc.db.sql, org.accountId, { dailyLimit })
+    ts.svc.ctx.quota.invalidate?.(org.accountId)
+  }
+  await setLimit(0)
+  t.teardown(() => setLimit(10_000))
+}
 
 type Result = { isError?: boolean; structuredContent?: any; content: Array<{ type: string; text: string }> }
 
@@ -72,12 +83,7 @@ t.test('server_error is retryable and tells nothing of the failure', async (t) =
 })
 
 t.test('rate_limited: retryAfterSeconds, limit, and the wait in the text', async (t) => {
-  await updateAccount(ts.svc.db.sql, org.accountId, { dailyLimit: 0 })
-  ts.svc.ctx.quota.invalidate?.(org.accountId)
-  t.teardown(async () => {
-    await updateAccount(ts.svc.db.sql, org.accountId, { dailyLimit: 10_000 })
-    ts.svc.ctx.quota.invalidate?.(org.accountId)
-  })
+  await spendQuota(t)
   const { client } = await mcpClient(t, ts.svc.mcpUrl, auth)
   const r = (await client.callTool({ name: 'list_org_objects', arguments: { orgId } })) as Result
   t.equal(r.isError, true)
@@ -116,12 +122,7 @@ t.test("every error result conforms to its tool's output schema: a v1 SDK client
     t.equal(r.isError, true, `${name} failed`)
     t.equal(r.structuredContent?.error, code, `${name}: the code reaches the client`)
   }
-  await updateAccount(ts.svc.db.sql, org.accountId, { dailyLimit: 0 })
-  ts.svc.ctx.quota.invalidate?.(org.accountId)
-  t.teardown(async () => {
-    await updateAccount(ts.svc.db.sql, org.accountId, { dailyLimit: 10_000 })
-    ts.svc.ctx.quota.invalidate?.(org.accountId)
-  })
+  await spendQuota(t)
   const limited = (await client.callTool({ name: 'list_org_objects', arguments: { orgId } })) as Result
   t.match(limited.structuredContent, { error: 'rate_limited', retryAfterSeconds: Number, limit: 0, window: 'daily' }, 'rate_limited reaches the client')
   const ok = (await client.callTool({ name: 'get_account_quota', arguments: {} })) as Result
