@@ -211,9 +211,11 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
       return sendRpcError(res, 406, RPC.invalidRequest, 'Not Acceptable: the client must accept both application/json and text/event-stream.', { id, headers })
     }
+    // A request naming `initialize` needs no session; the server answers malformed params with −32602 (and no session).
+    const initializing = (body as { method?: unknown }).method === 'initialize' && Object.hasOwn(body, 'id')
     // The SDK's check parses the whole message with its schema (about 15 µs); only a message naming the method can pass it.
-    const initialize = (body as { method?: unknown }).method === 'initialize' && isInitializeRequest(body)
-    if (!initialize) {
+    const initialize = initializing && isInitializeRequest(body)
+    if (!initializing) {
       const version = req.headers['mcp-protocol-version']
       if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
         return sendRpcError(res, 400, RPC.invalidRequest, `Bad Request: unsupported protocol version ${version.slice(0, 32)} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}).`, { id, headers })

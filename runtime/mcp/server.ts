@@ -9,7 +9,7 @@
  *   principal of every request, so a change applies to the next call, also inside an existing session.
  * - An unknown tool, prompt or resource is a protocol error (invalid params).
  */
-import { ProtocolError, ProtocolErrorCode, Server, type AuthInfo, type CallToolResult } from '@modelcontextprotocol/server'
+import { ProtocolError, ProtocolErrorCode, Server, type AuthInfo, type CallToolResult, type JSONRPCRequest, type Result, type ServerContext } from '@modelcontextprotocol/server'
 import type { Metrics } from '../metrics.ts'
 import type { Clock } from '../config.ts'
 import type { VersionSource } from '../versions/state.ts'
@@ -24,6 +24,7 @@ import { argumentProblem, compilePrompts, enumValues, renderPrompt, type Compile
 import { resourceTools, type McpScope, type McpTool, type ToolContext } from './resource-tools.ts'
 import { quotaTool, serverInfoTool } from './service-tools.ts'
 import { errorResult, type RawJson } from './tool-results.ts'
+import { asInvalidParams } from './invalid-params.ts'
 
 export const SERVER_INFO = { name: 'orgscan', title: 'Organization Scan Data Service', version: '1.0.0' }
 
@@ -92,12 +93,27 @@ export function authInfoOf(p: Principal): AuthInfo {
 }
 
 /**
+ * The SDK's `Server`, except that a request whose params fail the method's schema answers −32602 with a short message
+ * naming the wrong fields, for every method (invalid-params.ts says why the SDK alone does not). `_wrapHandler` is the
+ * SDK's documented hook for wrapping every registered request handler, its own schema check included.
+ */
+class McpProtocolServer extends Server {
+  protected override _wrapHandler(method: string, handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>) {
+    const wrapped = super._wrapHandler(method, handler)
+    return (request: JSONRPCRequest, ctx: ServerContext): Promise<Result> =>
+      wrapped(request, ctx).catch((e: unknown) => {
+        throw asInvalidParams(method, e)
+      })
+  }
+}
+
+/**
  * An MCP server. Its handlers take the caller from each request (`ctx.http.authInfo`), so one server can serve
  * every caller: the endpoint keeps one for 2025-era requests, the SDK builds one per 2026-era request.
  */
 export function createMcpServer(d: McpServerDeps): Server {
   const { catalog } = d
-  const server = new Server(SERVER_INFO, {
+  const server = new McpProtocolServer(SERVER_INFO, {
     capabilities: { tools: { listChanged: false }, prompts: { listChanged: false }, resources: { listChanged: false }, completions: {} },
     instructions: INSTRUCTIONS,
   })

@@ -173,6 +173,38 @@ t.test('unknown tools are protocol errors', async (t) => {
   t.equal(r.body.result, undefined)
 })
 
+t.test('malformed params of any method: -32602 naming the wrong fields, never -32603 or the validator\'s dump', async (t) => {
+  const sid = await initialize(auth)
+  const legacyHeaders = { authorization: auth, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' }
+  const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'raw-test', version: '1.0.0' } }
+  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['prompts/get', { name: 5 }, /^Invalid params for prompts\/get: params\.name: expected string, received number$/],
+    ['prompts/get', { name: 'audit_security', arguments: { orgId: 5 } }, /^Invalid params for prompts\/get: params\.arguments\.orgId: expected string, received number$/],
+    ['resources/read', {}, /^Invalid params for resources\/read: params\.uri: missing \(expected string\)$/],
+    ['completion/complete', { ref: { type: 'ref/prompt' }, argument: {} }, /^Invalid params for completion\/complete: params\.ref\.name: missing \(expected string\); params\.argument\.name: missing/],
+    ['tools/list', { cursor: 5 }, /^Invalid params for tools\/list: params\.cursor: expected string, received number$/],
+    ['tools/call', { name: 5 }, /^Invalid params for tools\/call: params\.name: expected string, received number$/],
+  ]
+  for (const [method, params, message] of cases) {
+    const legacy = await rpc(url, { jsonrpc: '2.0', id: 3, method, params }, legacyHeaders)
+    t.equal(legacy.status, 200, `2025-era ${method}: 200 with a JSON-RPC error`)
+    t.same(legacy.body, { jsonrpc: '2.0', id: 3, error: { code: -32602, message: legacy.body?.error?.message } }, `2025-era ${method}: only code and message`)
+    t.match(legacy.body.error.message, message, `2025-era ${method}: the message names the field`)
+    const modern = await rpc(url, { jsonrpc: '2.0', id: 4, method, params: { ...params, _meta: envelope } }, { authorization: auth, 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}) })
+    t.equal(modern.body?.error?.code, -32602, `2026-era ${method}: -32602`)
+    t.match(modern.body.error.message, message, `2026-era ${method}: the same message`)
+  }
+  const again = await rpc(url, { jsonrpc: '2.0', id: 5, method: 'initialize', params: { protocolVersion: 5 } }, legacyHeaders)
+  t.same(again.body.error, { code: -32602, message: 'Invalid params for initialize: params.protocolVersion: expected string, received number; params.capabilities: missing (expected object); params.clientInfo: missing (expected object)' }, 'a malformed initialize inside a session')
+  const fresh = await rpc(url, { jsonrpc: '2.0', id: 6, method: 'initialize', params: { protocolVersion: '2025-11-25' } }, { authorization: auth })
+  t.equal(fresh.status, 200, 'a malformed initialize without a session is answered, not refused for the missing session')
+  t.match(fresh.body.error, { code: -32602, message: /^Invalid params for initialize: params\.capabilities: missing/ })
+  t.equal(fresh.headers.get('mcp-session-id'), null, 'and opens no session')
+  const notification = await rpc(url, { jsonrpc: '2.0', method: 'initialize', params: {} }, { authorization: auth })
+  t.equal(notification.status, 400, 'initialize as a notification still needs a session')
+  t.equal((await ping(sid)).status, 200, 'the session still serves')
+})
+
 t.test('version lifecycle: the unversioned /mcp before and after its sunset; /v1/mcp deprecated then removed', async (t) => {
   const legacyUrl = url.replace('/v1/mcp', '/mcp')
   const saved = now
