@@ -63,7 +63,8 @@ export class AccessTokens {
   ) {}
 
   async issue(i: IssueInput): Promise<{ token: string; expiresIn: number; jti: string }> {
-    const now = Math.floor(this.clock() / 1000)
+    const ms = this.clock()
+    const now = Math.floor(ms / 1000)
     const expiresIn = Math.floor(this.opts.ttlMs / 1000)
     const jti = randomUUID()
     const claims: AccessTokenClaims = {
@@ -74,7 +75,9 @@ export class AccessTokens {
       scope: i.scopes.join(' '),
       sid: i.family,
       jti,
-      iat: now,
+      // To the millisecond (a NumericDate may have a fraction, RFC 7519 §2): a token issued in the same second after
+      // an administrator ended the user's tokens (`tokens_valid_after`) is then told apart from one issued before.
+      iat: ms / 1000,
       exp: now + expiresIn,
     }
     return { token: await this.keys.sign(claims, TOKEN_TYPE), expiresIn, jti }
@@ -135,7 +138,8 @@ export class AccessTokens {
     })
     const r = rows[0]
     if (!r || r.revoked || r.client_scopes === null || r.client_revoked) throw invalidToken()
-    if (r.tokens_valid_after && (c.iat ?? 0) * 1000 < r.tokens_valid_after.getTime()) throw invalidToken()
+    // Issued at or before the end of the user's tokens: refused (a token of the very millisecond counts as before).
+    if (r.tokens_valid_after && Math.round((c.iat ?? 0) * 1000) <= r.tokens_valid_after.getTime()) throw invalidToken()
     // A client issued for one account only acts for that account's users.
     if (r.issued_for !== null && r.issued_for !== r.account_id) throw invalidToken()
     const scopes = c.scope.split(' ').filter((s) => s !== '' && r.client_scopes!.includes(s))

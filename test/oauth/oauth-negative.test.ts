@@ -255,6 +255,23 @@ t.test("revoking a user's tokens also ends sign-ins whose code was not yet excha
   t.equal((await ts.get('/v1/orgs', `Bearer ${after.body.access_token}`)).status, 200)
 })
 
+t.test("ending a user's tokens tells apart tokens issued in the same second before and after it", async (t) => {
+  now = Math.floor(now / 1000) * 1000 + 5000 + 100
+  const family = '00000000-0000-4000-8000-000000000004'
+  const before = await ts.svc.oauth.tokens.issue({ userId: user.id, clientId, scopes: ['mcp:read'], resource: REST, family })
+  now += 300
+  await revokeUserTokens(sql, user.id, new Date(now))
+  ts.svc.adminChanged({ oauth: true })
+  now += 300
+  const after = await ts.svc.oauth.tokens.issue({ userId: user.id, clientId, scopes: ['mcp:read'], resource: REST, family })
+  t.equal(Math.floor(now / 1000), Math.floor((now - 600) / 1000), 'all three in one second')
+  t.equal((await ts.get('/v1/orgs', `Bearer ${before.token}`)).status, 401, 'the token issued 300 ms before is refused')
+  t.equal((await ts.get('/v1/orgs', `Bearer ${after.token}`)).status, 200, 'the token issued 300 ms after works')
+  const iat = (JSON.parse(Buffer.from(after.token.split('.')[1]!, 'base64url').toString()) as { iat: number; exp: number })
+  t.equal(iat.iat, now / 1000, 'iat carries the millisecond')
+  t.ok(Number.isInteger(iat.exp), 'exp stays whole seconds')
+})
+
 t.test('/authorize checks PKCE before the client: invalid_request whatever the client', async (t) => {
   for (const id of ['mcp_AAAAAAAAAAAAAAAAAAAAAA', '']) {
     const r = await fetch(authorizeUrl(issuer, { clientId: id, redirectUri: REDIRECT, state: 'x' }), { redirect: 'manual' })
