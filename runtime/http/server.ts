@@ -104,6 +104,13 @@ interface SocketState {
 }
 
 /** An answer written on the socket itself (the request could not be parsed): the envelope, and a request id as on every answer. */
+/** The methods `path` takes across the route tables, in each table's order (empty: no such path). */
+function allowedMethods(routes: readonly Routes[], path: string): string[] {
+  const out: string[] = []
+  for (const r of routes) for (const m of r.allow) if (!out.includes(m) && r.router.find(m as 'GET', path)) out.push(m)
+  return out
+}
+
 function rawError(status: number, title: string, code: string, detail: string): string {
   const body = JSON.stringify({ error: { status, title, detail, code } })
   return `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`
@@ -174,11 +181,11 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
         m.handler(req, res, m.params, m.store, m.searchParams)
         return
       }
-      // The path exists for other methods: 405 with the methods it takes.
-      const other = routes.find((r) => r.router.find(r.allow[0] as 'GET', path))
-      if (other) {
-        const detail = other.allow.includes('GET') ? `${method} is not allowed here; this API is read-only.` : `${method} is not allowed here.`
-        return refuse(res, path, new ApiError('method_not_allowed', detail, { headers: { Allow: other.allow.join(', ') } }))
+      // The path exists for other methods: 405 with exactly the methods it takes.
+      const allowed = allowedMethods(routes, path)
+      if (allowed.length) {
+        const detail = allowed.includes('HEAD') && allowed.every((m) => m === 'GET' || m === 'HEAD') ? `${method} is not allowed here; this API is read-only.` : `${method} is not allowed here; use ${allowed.join(' or ')}.`
+        return refuse(res, path, new ApiError('method_not_allowed', detail, { headers: { Allow: allowed.join(', ') } }))
       }
       refuse(res, path, new ApiError('not_found', 'No such endpoint. Endpoints are under /v1/; GET / lists the versions.'))
     } catch {

@@ -272,6 +272,31 @@ t.test("ending a user's tokens tells apart tokens issued in the same second befo
   t.ok(Number.isInteger(iat.exp), 'exp stays whole seconds')
 })
 
+t.test('HEAD changes nothing: the GETs that start or finish a sign-in are GET only; a 405 names exactly the methods of its path', async (t) => {
+  const { challenge } = pkce()
+  const [{ n: before }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM oauth_requests`
+  const head = await fetch(authorizeUrl(issuer, { clientId, redirectUri: REDIRECT, challenge, method: 'S256', state: 'h' }), { method: 'HEAD', redirect: 'manual' })
+  t.equal(head.status, 405, 'HEAD /oauth/authorize')
+  t.equal(head.headers.get('allow'), 'GET')
+  t.equal(head.headers.get('set-cookie'), null, 'no sign-in cookie')
+  const [{ n: after }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM oauth_requests`
+  t.equal(after, before, 'and no sign-in was started')
+  for (const path of ['/oauth/upstream', '/oauth/callback']) {
+    const r = await fetch(new URL(path, issuer), { method: 'HEAD' })
+    t.equal(r.status, 405, `HEAD ${path}`)
+    t.equal(r.headers.get('allow'), 'GET', `${path}: Allow`)
+  }
+  const get = await fetch(authorizeUrl(issuer, { clientId, redirectUri: REDIRECT, challenge, method: 'S256', state: 'g' }), { redirect: 'manual' })
+  t.equal(get.status, 303, 'GET still starts the sign-in')
+  for (const [method, path, allow] of [['HEAD', '/oauth/token', 'POST'], ['GET', '/oauth/revoke', 'POST'], ['PUT', '/oauth/authorize', 'GET'], ['DELETE', '/oauth/jwks', 'GET, HEAD'], ['PUT', '/oauth/sign-in', 'GET, HEAD, POST']] as const) {
+    const r = await fetch(new URL(path, issuer), { method })
+    t.equal(r.status, 405, `${method} ${path}`)
+    t.equal(r.headers.get('allow'), allow, `${method} ${path}: Allow names the methods of this path`)
+    if (method !== 'HEAD') t.match((await r.json()) as object, { error: { code: 'method_not_allowed' } })
+  }
+  t.equal((await fetch(new URL('/.well-known/oauth-authorization-server', issuer), { method: 'HEAD' })).status, 200, 'HEAD of a read keeps working')
+})
+
 t.test('/authorize checks PKCE before the client: invalid_request whatever the client', async (t) => {
   for (const id of ['mcp_AAAAAAAAAAAAAAAAAAAAAA', '']) {
     const r = await fetch(authorizeUrl(issuer, { clientId: id, redirectUri: REDIRECT, state: 'x' }), { redirect: 'manual' })
