@@ -16,9 +16,14 @@ export class OAuthError extends Error {
   }
 }
 
+/**
+ * A JSON answer, `no-store` (with HTTP/1.0's `Pragma: no-cache`, RFC 6749 §5.1) unless `headers` gives its own
+ * `Cache-Control` — a cacheable answer (the metadata, the keys) then carries no `Pragma` contradicting it.
+ */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body)
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store', Pragma: 'no-cache', ...headers })
+  const caching = headers['Cache-Control'] ? {} : { 'Cache-Control': 'no-store', Pragma: 'no-cache' }
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...caching, ...headers })
   res.end(text)
 }
 

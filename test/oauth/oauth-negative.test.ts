@@ -33,7 +33,7 @@ async function registerPublic(): Promise<string> {
 
 async function token(form: Record<string, string>, auth?: string) {
   const r = await fetch(`${issuer}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...(auth ? { authorization: auth } : {}) }, body: new URLSearchParams(form) })
-  return { status: r.status, body: (await r.json()) as Record<string, string> }
+  return { status: r.status, headers: r.headers, body: (await r.json()) as Record<string, string> }
 }
 
 /** A code for `clientId` (public unless `secret`) and its verifier. */
@@ -295,6 +295,19 @@ t.test('HEAD changes nothing: the GETs that start or finish a sign-in are GET on
     if (method !== 'HEAD') t.match((await r.json()) as object, { error: { code: 'method_not_allowed' } })
   }
   t.equal((await fetch(new URL('/.well-known/oauth-authorization-server', issuer), { method: 'HEAD' })).status, 200, 'HEAD of a read keeps working')
+})
+
+t.test('cacheable answers say so alone; token answers are no-store with Pragma', async (t) => {
+  for (const path of ['/.well-known/oauth-authorization-server', '/oauth/jwks', '/.well-known/oauth-protected-resource/v1']) {
+    const r = await fetch(new URL(path, issuer))
+    t.equal(r.status, 200, path)
+    t.equal(r.headers.get('cache-control'), 'public, max-age=300', `${path}: cacheable for 5 minutes`)
+    t.equal(r.headers.get('pragma'), null, `${path}: no Pragma: no-cache contradicting it`)
+  }
+  const refused = await token({ grant_type: 'authorization_code', code: 'nope', redirect_uri: REDIRECT, code_verifier: 'x'.repeat(43), client_id: clientId })
+  t.equal(refused.status, 400)
+  t.equal(refused.headers.get('cache-control'), 'no-store')
+  t.equal(refused.headers.get('pragma'), 'no-cache')
 })
 
 t.test('/authorize checks PKCE before the client: invalid_request whatever the client', async (t) => {
