@@ -129,7 +129,27 @@ export async function registerClient(sql: postgres.Sql, r: Registration, perHour
   })
 }
 
-function checkIssued(redirectUris: readonly string[], scopes: readonly string[]): void {
+/** The longest client name, in characters (a registered name is cut to it; an issued one is refused beyond it). */
+export const MAX_CLIENT_NAME = 100
+/** Control characters, bidirectional-text controls, zero-width and line-separator characters, unpaired surrogates. */
+const UNSAFE_IN_NAME = /[\p{Cc}\p{Bidi_Control}\p{Cs}\u200B\u2028\u2029\uFEFF]/u
+
+/**
+ * Why a client name cannot be shown on the consent page, or undefined. Escaping keeps markup out; these characters
+ * would still let a name render as another one (a right-to-left override reverses what follows it).
+ */
+export function clientNameProblem(name: string): string | undefined {
+  if (UNSAFE_IN_NAME.test(name)) return 'may not contain control characters, bidirectional-text controls, zero-width characters or unpaired surrogates'
+  return undefined
+}
+
+function checkIssued(redirectUris: readonly string[], scopes: readonly string[], name?: string): void {
+  if (name !== undefined) {
+    if (name.trim() === '') throw new AdminError('A client needs a --name.')
+    if ([...name].length > MAX_CLIENT_NAME) throw new AdminError(`A client name has at most ${MAX_CLIENT_NAME} characters.`)
+    const p = clientNameProblem(name)
+    if (p) throw new AdminError(`The client name ${p}.`)
+  }
   if (redirectUris.length === 0) throw new AdminError('A client needs at least one --redirect-uri.')
   for (const u of redirectUris) {
     const p = redirectUriProblem(u)
@@ -145,7 +165,7 @@ export async function issueClient(
   pepper: string,
   a: { account: string; name: string; redirectUris: string[]; scopes: string[]; tokenExchange?: boolean },
 ): Promise<OAuthClient & { clientSecret: string }> {
-  checkIssued(a.redirectUris, a.scopes)
+  checkIssued(a.redirectUris, a.scopes, a.name)
   const [acct] = await sql`SELECT 1 FROM accounts WHERE id = ${a.account}::bigint`
   if (!acct) throw new AdminError(`No account with id ${a.account}.`)
   const secret = randomBytes(32).toString('base64url')
@@ -167,7 +187,7 @@ export async function updateClient(sql: postgres.Sql, clientId: string, a: { nam
   if (!current || current.accountId === null) throw new AdminError(`No issued client with id ${clientId.slice(0, 64)}.`)
   const redirectUris = a.redirectUris ?? current.redirectUris
   const scopes = a.scopes ?? current.scopes
-  checkIssued(redirectUris, scopes)
+  checkIssued(redirectUris, scopes, a.name)
   const [row] = await sql.unsafe<Row[]>(
     `UPDATE oauth_clients SET name = $2, redirect_uris = $3, scopes = $4 WHERE client_id = $1 RETURNING ${COLUMNS}`,
     [clientId, a.name ?? current.name, [...new Set(redirectUris)] as never, [...new Set(scopes)] as never],

@@ -4,7 +4,7 @@
  * public clients, bounded per client address.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { redirectUriProblem, registerClient, SCOPES } from './clients.ts'
+import { clientNameProblem, MAX_CLIENT_NAME, redirectUriProblem, registerClient, SCOPES } from './clients.ts'
 import type { OAuthContext } from './context.ts'
 import { OAuthError, readJson, sendJson, sendOAuthError } from './http-util.ts'
 
@@ -72,7 +72,12 @@ export function metadataHandlers(o: OAuthContext): Record<'authorizationServer' 
         if (typeof rawScope !== 'string') throw new OAuthError(400, 'invalid_client_metadata', 'scope must be a string.')
         const scopes = [...new Set(rawScope.split(' ').filter((s) => s !== ''))]
         if (scopes.length === 0 || scopes.some((s) => !(SCOPES as readonly string[]).includes(s))) throw new OAuthError(400, 'invalid_client_metadata', `scope may name ${SCOPES.join(', ')}.`)
-        const name = typeof m.client_name === 'string' && m.client_name.trim() !== '' ? m.client_name.trim().slice(0, 100) : 'Unnamed application'
+        if (m.client_name !== undefined && typeof m.client_name !== 'string') throw new OAuthError(400, 'invalid_client_metadata', 'client_name must be a string.')
+        const given = m.client_name?.trim() ?? ''
+        const nameProblem = clientNameProblem(given)
+        if (nameProblem) throw new OAuthError(400, 'invalid_client_metadata', `client_name ${nameProblem}.`)
+        // Cut by characters, never inside a surrogate pair.
+        const name = given === '' ? 'Unnamed application' : [...given].slice(0, MAX_CLIENT_NAME).join('')
         const now = new Date(o.clock())
         const client = await registerClient(o.sql, { name, redirectUris: [...new Set(uris as string[])], scopes, source: req.socket.remoteAddress ?? 'unknown', now }, o.config.registrationsPerHour)
         if (!client) throw new OAuthError(429, 'slow_down', `Too many registrations from this address; at most ${o.config.registrationsPerHour} an hour.`, { 'Retry-After': '3600' })

@@ -85,3 +85,25 @@ t.test('password guessing is bounded per address', async (t) => {
   t.equal(statuses.at(-1), 429, 'then the address waits')
   t.match(current.text, /Too many failed sign-ins/)
 })
+
+t.test('a client name that could show as another name is refused; a long one is cut by characters', async (t) => {
+  await ts.svc.db.sql`DELETE FROM oauth_clients WHERE registered_from IS NOT NULL`
+  const register = async (name: unknown) => {
+    const r = await fetch(`${issuer}/oauth/register`, json(JSON.stringify({ redirect_uris: ['https://app.example/cb'], client_name: name })))
+    return { status: r.status, body: (await r.json()) as Record<string, string> }
+  }
+  for (const name of ['Claude\u202Eedualc', 'Acme\u2066Admin\u2069', 'A\u200Fmcp', 'line\nbreak', 'nul\u0000', 'zero\u200Bwidth', 'lone \uD800 surrogate']) {
+    const r = await register(name)
+    t.equal(r.status, 400, JSON.stringify(name))
+    t.match(r.body, { error: 'invalid_client_metadata', error_description: /client_name may not contain/ })
+  }
+  t.match(await register(42), { status: 400, body: { error: 'invalid_client_metadata', error_description: 'client_name must be a string.' } }, 'a name that is not a string is refused, not replaced')
+  const long = await register('😀'.repeat(150))
+  t.equal(long.status, 201, 'an over-long name is accepted')
+  t.equal(long.body.client_name, '😀'.repeat(100), 'and cut to 100 characters, no surrogate pair split')
+  t.equal((await register('Claude Desktop — Ünïcødé ✓')).body.client_name, 'Claude Desktop — Ünïcødé ✓', 'ordinary Unicode is kept')
+  const { issueClient } = await import('../../runtime/oauth/clients.ts')
+  const account = ts.seed.users[0].accountId
+  await t.rejects(issueClient(ts.svc.db.sql, ts.svc.pepper, { account, name: 'Ops\u202Etoor', redirectUris: ['https://app.example/cb'], scopes: ['mcp:read'] }), { message: /client name may not contain/ }, 'the CLI refuses it too')
+  await t.rejects(issueClient(ts.svc.db.sql, ts.svc.pepper, { account, name: 'x'.repeat(101), redirectUris: ['https://app.example/cb'], scopes: ['mcp:read'] }), { message: /at most 100 characters/ })
+})
