@@ -104,6 +104,15 @@ interface SocketState {
 }
 
 /** An answer written on the socket itself (the request could not be parsed): the envelope, and a request id as on every answer. */
+function decodable(path: string): boolean {
+  try {
+    decodeURIComponent(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** The methods `path` takes across the route tables, in each table's order (empty: no such path). */
 function allowedMethods(routes: readonly Routes[], path: string): string[] {
   const out: string[] = []
@@ -181,6 +190,9 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
         m.handler(req, res, m.params, m.store, m.searchParams)
         return
       }
+      // A path segment that is not valid percent-encoded UTF-8 (`%FF`): the router finds no route for it, but the
+      // fault is the request's, not a missing endpoint.
+      if (path.includes('%') && !decodable(path)) return refuse(res, path, new ApiError('invalid_parameter', 'The request path is not valid percent-encoded UTF-8.'))
       // The path exists for other methods: 405 with exactly the methods it takes.
       const allowed = allowedMethods(routes, path)
       if (allowed.length) {

@@ -105,6 +105,16 @@ t.test('methods, unknown paths, oversize requests', async (t) => {
   const nf = await ts.get('/v1/nothing-here', auth)
   t.equal(nf.status, 404)
   t.equal(nf.body.error.code, 'not_found')
+  for (const path of [`${base}/fields/%FF`, '/v1/orgs/%E0%A4%A/fields', `${base}/issues/%C0%AF`]) {
+    const bad = await ts.get(path, auth)
+    t.equal(bad.status, 400, `${path}: a path that is not percent-encoded UTF-8 is the request's fault, not a missing endpoint`)
+    t.match(bad.body.error, { code: 'invalid_parameter', detail: 'The request path is not valid percent-encoded UTF-8.' })
+    t.equal(bad.headers.get('x-orgscan-api-version'), '1', 'with the version headers of /v1')
+  }
+  const someId = String((await ts.get(`${base}/fields?limit=1`, auth)).body.data[0].id)
+  const encoded = await ts.get(`${base}/fields/${[...someId].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('')}`, auth)
+  t.equal(encoded.status, 200, 'a path percent-encoded correctly is an ordinary lookup')
+  t.equal(String(encoded.body.data.id), someId)
   const long = await ts.get(`${base}/fields?filter=${'a'.repeat(15000)}`, auth)
   t.equal(long.status, 400, 'URL over 14 KB → 400')
   t.match(long.body.error.detail, /URL exceeds/)
