@@ -78,15 +78,22 @@ function ndjsonHeader(line: string): Record<string, unknown> | undefined {
   }
 }
 
-/** Whether a file is an NDJSON bundle: its first line is the NDJSON header (read from the first 1 MB at most). */
+/** How every NDJSON bundle this service writes begins (whitespace aside). */
+const NDJSON_START = new RegExp(`^\\s*\\{\\s*"format"\\s*:\\s*"${NDJSON_FORMAT.replace(/[+]/g, '\\+')}"`)
+
+/**
+ * Whether a file is an NDJSON bundle: its first line (read from the first 1 MB at most, after a byte-order mark) is
+ * the NDJSON header, or begins as one — a header longer than 1 MB, or a broken one, is then reported as the NDJSON
+ * header's problem rather than as a JSON bundle that does not parse.
+ */
 export function isNdjsonFile(file: string): boolean {
   const fd = openSync(file, 'r')
   try {
     const buf = Buffer.alloc(1024 * 1024)
     const n = readSync(fd, buf, 0, buf.length, 0)
-    const text = buf.subarray(0, n).toString('utf8')
+    const text = buf.subarray(0, n).toString('utf8').replace(/^\uFEFF/, '')
     const nl = text.indexOf('\n')
-    return ndjsonHeader(nl < 0 ? text : text.slice(0, nl)) !== undefined
+    return NDJSON_START.test(text) || ndjsonHeader(nl < 0 ? text : text.slice(0, nl)) !== undefined
   } finally {
     closeSync(fd)
   }

@@ -210,6 +210,12 @@ t.test('broken NDJSON files are refused with every problem listed', async (t) =>
       [/line 3: not JSON/, /line 4: unknown resource "noSuchThing"/, /line 6: expected \{"resource"/, /cloudUsage is a singleton: one record per bundle/, /nothing may follow the end line/],
     ],
     ['another version', (f) => writeFileSync(f, readFileSync(join(dir, 'truncated.ndjson'), 'utf8').replace('"version":1', '"version":2')), [/version 2 is not supported/]],
+    [
+      'a header over 1 MB',
+      (f) => writeFileSync(f, readFileSync(join(dir, 'truncated.ndjson'), 'utf8').replace('"version":1', `"version":1,"pad":"${'x'.repeat(1_200_000)}"`)),
+      [/line 1: unknown member "pad"/],
+    ],
+    ['a broken header over 1 MB', (f) => writeFileSync(f, `{"format":"orgscan-scan-bundle+ndjson","version":1,"org":"${'x'.repeat(1_200_000)}\n`), [/line 1: not the header of an NDJSON bundle/]],
   ]
   for (const [name, make, expected] of cases) {
     const file = join(dir, `${name.replace(/ /g, '-')}.ndjson`)
@@ -265,6 +271,10 @@ t.test('what the format checks let through is refused: a wrong checksum, an impo
   const bom = join(dir, 'bom.json')
   writeFileSync(bom, '\uFEFF' + JSON.stringify(example))
   t.ok((await importFile(sql, resources, account.id, bom, { copy, copyFrom: 0 })).scanId, 'a byte-order mark before JSON is accepted, as before NDJSON')
+  const bomNdjson = join(dir, 'bom.ndjson')
+  writeNdjson(bomNdjson, example)
+  writeFileSync(bomNdjson, '\uFEFF' + readFileSync(bomNdjson, 'utf8'))
+  t.ok((await importFile(sql, resources, account.id, bomNdjson, { copy, copyFrom: 0 })).scanId, 'and before NDJSON')
 })
 
 // ---- progress, export -----------------------------------------------------------------------------------------
