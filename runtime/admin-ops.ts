@@ -168,9 +168,9 @@ export const ADMIN_OPS = {
     run: (c: AdminContext, a: { recipient: string; notices: Notice[] }) => releaseNotices(c.sql, a.recipient.toLowerCase(), a.notices).then(() => ({ ok: true })),
   },
   import: {
-    args: v.strictObject({ account: id, file: v.pipe(v.string(), v.minLength(1), v.maxLength(4096)) }),
-    run: async (c: AdminContext, a: { account: string; file: string }) => {
-      const r = await importFile(c.sql, c.resources, a.account, a.file, { copy: c.dbKind === 'postgres', progress: c.events })
+    args: v.strictObject({ account: id, file: v.pipe(v.string(), v.minLength(1), v.maxLength(4096)), again: v.optional(v.boolean()) }),
+    run: async (c: AdminContext, a: { account: string; file: string; again?: boolean }) => {
+      const r = await importFile(c.sql, c.resources, a.account, a.file, { copy: c.dbKind === 'postgres', progress: c.events, again: a.again })
       // The org's latest scan changed: the serving process drops its copy (hot reads) at once.
       c.onChange?.({ account: a.account })
       return r

@@ -8,7 +8,7 @@ Commands:
   serve [--port N] [--workers N]           start the service (embedded database unless DATABASE_URL is set)
   migrate                                  apply database migrations
   seed [--scale X]                         fill deterministic demo data (scale 1 = one large org with 20,000+ fields)
-  import --account ID FILE                 import one scan bundle (JSON or NDJSON) for an org of the account
+  import --account ID FILE [--again]       import one scan bundle (JSON or NDJSON) for an org of the account
   export --org ID [--scan ID] [--format json|ndjson] [--out FILE]
                                            write the org's latest completed scan (or scan ID) as a bundle import reads
   docs [--out DIR]                         write the generated references (OpenAPI, REST, MCP, errors) and client types
@@ -39,8 +39,10 @@ Environment: DATABASE_URL, ORGSCAN_DATA_DIR (default ./data), PORT, ORGSCAN_PEPP
   seed: 'Usage: orgscan seed [--scale X] [--json]\nFills deterministic demo data (accounts, orgs, scans). --scale between 0 and 10, default 1.',
   docs: 'Usage: orgscan docs [--out DIR] [--json]\nWrites docs/openapi.json, docs/reference/{rest,mcp,errors}.md and client/generated.ts from the registry (default: into this installation).',
   import:
-    'Usage: orgscan import --account ID FILE [--json]\nImports one scan bundle in one transaction: JSON ({org, scan, data}) or NDJSON (a header line, one line per\n' +
+    'Usage: orgscan import --account ID FILE [--again] [--json]\nImports one scan bundle in one transaction: JSON ({org, scan, data}) or NDJSON (a header line, one line per\n' +
     'record, an end line; read in constant memory). Every problem is listed and nothing is written when any record is invalid.\n' +
+    'A scan the org already has (the same startedAt and status) is not imported twice: nothing is written and the command\n' +
+    'names the scan (exit 0, "alreadyImported": true with --json), so a retried import is safe; --again imports it anyway.\n' +
     'Progress on stderr: a bar on a terminal, a line per resource otherwise (with --json: JSON lines).',
   export:
     'Usage: orgscan export --org ID [--scan ID] [--format json|ndjson] [--out FILE] [--json]\n' +

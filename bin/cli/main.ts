@@ -170,12 +170,16 @@ async function command(argv: string[], io: CliIO): Promise<void> {
       return print(!!values.json, result, () => table(result.orgs as never, ['salesforceId', 'name', 'accountId', 'scans']))
     }
     case 'import': {
-      const { values, positionals } = parse(args, { account: { type: 'string' } }, 1)
+      const { values, positionals } = parse(args, { account: { type: 'string' }, again: { type: 'boolean' } }, 1)
       if (!values.account || !positionals[0]) throw new UsageError('import needs --account ID and a FILE.')
       const { resolve } = await import('node:path')
       const events = progressRenderer(io.err, io.terminal, !!values.json)
-      const r = (await admin(config, io, 'import', { account: String(values.account), file: resolve(positionals[0]) }, { events })) as { scanId: string; orgId: string }
-      return print(!!values.json, r, () => `imported scan ${r.scanId} of org ${r.orgId}`)
+      const again = values.again === true ? { again: true } : {}
+      const r = (await admin(config, io, 'import', { account: String(values.account), file: resolve(positionals[0]), ...again }, { events })) as { scanId: string; orgId: string; alreadyImported?: true }
+      return print(!!values.json, r, () =>
+        r.alreadyImported
+          ? `org ${r.orgId} already has this scan (scan ${r.scanId}: the same start time and status); nothing written. --again imports it as another scan.`
+          : `imported scan ${r.scanId} of org ${r.orgId}`)
     }
     case 'export':
       return exportCommand(args, io, (a, streams) => admin(config, io, 'export', a, streams))

@@ -24,8 +24,10 @@ export class ImportError extends Error {
 export interface ImportResult {
   scanId: string
   orgId: string
-  /** Records per import target (0 for a resource the bundle left out). */
+  /** Records per import target (0 for a resource the bundle left out); empty when `alreadyImported`. */
   counts: Record<string, number>
+  /** The org already had this scan (same start time and status): nothing was written, `scanId` is the one it has. */
+  alreadyImported?: true
 }
 
 export interface ImportOptions {
@@ -34,6 +36,18 @@ export interface ImportOptions {
   /** With `copy`: tables of more records than this use COPY (default COPY_FROM; tests use 0). */
   copyFrom?: number
   progress?: ProgressSink
+  /**
+   * Import a scan the org already has (same `startedAt` and `status`) as another scan. Without it such a bundle
+   * writes nothing and answers `alreadyImported`, so a retried import (did the first one commit?) never doubles a scan.
+   */
+  again?: boolean
+}
+
+/** Thrown inside the transaction (rolling it back) when the org already has the bundle's scan. */
+class AlreadyImported extends Error {
+  constructor(readonly scanId: string) {
+    super('already imported')
+  }
 }
 
 /** Problems listed at most; reading stops after this many. */
@@ -181,7 +195,7 @@ async function importFrom(
     throw invalid(problems)
   }
   const result = await sql.begin(async (tx) => {
-    const scanId = await beginScan(tx, accountId, head.org, head.scan)
+    const scanId = await beginScan(tx, accountId, head.org, head.scan, opts.again === true)
     const writer = new ScanWriter(tx, scanId, opts.copy ? (opts.copyFrom ?? COPY_FROM) : undefined)
     let read
     try {
@@ -201,6 +215,13 @@ async function importFrom(
     const counts = Object.fromEntries([...targets.keys()].map((name) => [name, read.counts.get(name) ?? 0]))
     await finishScan(tx, head.org.salesforceId, scanId, head.scan, read.summary, counts)
     return { scanId, orgId: head.org.salesforceId, counts }
+  }).catch(async (e: unknown) => {
+    if (!(e instanceof AlreadyImported)) throw e
+    // Nothing was written; the bundle is still read through, so an invalid one is refused as always.
+    const { counts } = await readRecords(source, targets, problems, undefined, progress)
+    if (problems.length < MAX_PROBLEMS) problems.push(...source.finish(counts))
+    if (problems.length > 0) throw invalid(problems)
+    return { scanId: e.scanId, orgId: head.org.salesforceId, counts: {}, alreadyImported: true as const }
   })
   progress.finish()
   return result
@@ -218,13 +239,13 @@ async function refusedAs<T>(what: string, run: () => Promise<T>): Promise<T> {
   }
 }
 
-async function beginScan(tx: postgres.TransactionSql, accountId: string, org: OrgInfo, scan: ScanInfo): Promise<string> {
+async function beginScan(tx: postgres.TransactionSql, accountId: string, org: OrgInfo, scan: ScanInfo, again: boolean): Promise<string> {
   const [account] = await tx`SELECT 1 FROM accounts WHERE id = ${accountId}::bigint`
   if (!account) throw new ImportError(`No account with id ${accountId}.`)
-  return refusedAs('org or its scan', () => writeOrgAndScan(tx, accountId, org, scan))
+  return refusedAs('org or its scan', () => writeOrgAndScan(tx, accountId, org, scan, again))
 }
 
-async function writeOrgAndScan(tx: postgres.TransactionSql, accountId: string, org: OrgInfo, scan: ScanInfo): Promise<string> {
+async function writeOrgAndScan(tx: postgres.TransactionSql, accountId: string, org: OrgInfo, scan: ScanInfo, again: boolean): Promise<string> {
   const existing = await tx<{ account_id: string }[]>`SELECT account_id::text AS account_id FROM orgs WHERE salesforce_id = ${org.salesforceId} FOR UPDATE`
   if (existing[0] && existing[0].account_id !== accountId) throw new ImportError(`Org ${org.salesforceId} belongs to another account.`)
   const orgRow: Record<string, unknown> = { account_id: accountId }
@@ -233,6 +254,13 @@ async function writeOrgAndScan(tx: postgres.TransactionSql, accountId: string, o
     name = EXCLUDED.name, edition = EXCLUDED.edition, instance_url = EXCLUDED.instance_url, is_sandbox = EXCLUDED.is_sandbox,
     organization_type = EXCLUDED.organization_type, instance_name = EXCLUDED.instance_name, namespace_prefix = EXCLUDED.namespace_prefix,
     country = EXCLUDED.country, locale = EXCLUDED.locale, time_zone = EXCLUDED.time_zone`
+  // This transaction now holds the org's row (new or not): a concurrent import of the same bundle waited for it, and
+  // finds the scan the first one committed.
+  if (!again) {
+    const [same] = await tx<{ id: string }[]>`SELECT id::text AS id FROM scans
+      WHERE org_id = ${org.salesforceId} AND started_at = ${scan.startedAt} AND status = ${scan.status} ORDER BY id LIMIT 1`
+    if (same) throw new AlreadyImported(same.id)
+  }
   const [s] = await tx<{ id: string }[]>`
     INSERT INTO scans (org_id, status, started_at, completed_at, score)
     VALUES (${org.salesforceId}, ${scan.status}, ${scan.startedAt}, ${scan.completedAt}, ${scan.score}) RETURNING id::text AS id`

@@ -17,6 +17,7 @@ import { fieldSchema, type FieldSpec } from '../../runtime/fields.ts'
 import { importFile, importTargets, type ScanBundle } from '../../runtime/import.ts'
 import { exportScan } from '../../runtime/bundle/export-scan.ts'
 import { ndjsonLines, storedFields } from '../../runtime/bundle/wire.ts'
+import { checksum } from '../../runtime/org-id.ts'
 import * as v from 'valibot'
 import { startTestService, TEST_PEPPER } from '../helpers/service.ts'
 import { runCli } from '../helpers/cli.ts'
@@ -81,6 +82,7 @@ function hostileJson(g: fc.GeneratorValue, spec: FieldSpec, value: unknown): unk
 }
 
 /** `n` records per resource, from the example's, with hostile values and unique keys. */
+let hostileRuns = 0
 function hostileBundle(g: fc.GeneratorValue, n: number): ScanBundle {
   const data: Record<string, unknown> = {}
   for (const c of targets) {
@@ -100,7 +102,9 @@ function hostileBundle(g: fc.GeneratorValue, n: number): ScanBundle {
     }
     data[c.name] = c.decl.kind === 'singleton' ? out[0] : out
   }
-  return { org: { ...example.org, name: `${g(() => hostileText)}.` }, scan: example.scan, data }
+  // A scan of its own (another start time): a bundle of a scan the org has already is not imported twice.
+  hostileRuns++
+  return { org: { ...example.org, name: `${g(() => hostileText)}.` }, scan: { ...example.scan, startedAt: new Date(Date.parse(example.scan.startedAt) + hostileRuns * 60_000).toISOString() }, data }
 }
 
 /** What the API serves of a stored value: timestamps to the second, in UTC. */
@@ -270,11 +274,53 @@ t.test('what the format checks let through is refused: a wrong checksum, an impo
   t.same(orgs.filter((o) => o.salesforceId.toUpperCase() === orgId.toUpperCase()).map((o) => o.salesforceId), [orgId], 'one org, in its canonical form')
   const bom = join(dir, 'bom.json')
   writeFileSync(bom, '\uFEFF' + JSON.stringify(example))
-  t.ok((await importFile(sql, resources, account.id, bom, { copy, copyFrom: 0 })).scanId, 'a byte-order mark before JSON is accepted, as before NDJSON')
+  t.match(await importFile(sql, resources, account.id, bom, { copy, copyFrom: 0, again: true }), { scanId: /^\d+$/, counts: { fields: 2 } }, 'a byte-order mark before JSON is accepted, as before NDJSON')
   const bomNdjson = join(dir, 'bom.ndjson')
   writeNdjson(bomNdjson, example)
   writeFileSync(bomNdjson, '\uFEFF' + readFileSync(bomNdjson, 'utf8'))
-  t.ok((await importFile(sql, resources, account.id, bomNdjson, { copy, copyFrom: 0 })).scanId, 'and before NDJSON')
+  t.match(await importFile(sql, resources, account.id, bomNdjson, { copy, copyFrom: 0, again: true }), { scanId: /^\d+$/, counts: { fields: 2 } }, 'and before NDJSON')
+})
+
+t.test('a scan the org already has is not imported twice (a retry is safe); --again imports it anyway', async (t) => {
+  const own = (minutes: number, status = example.scan.status) => ({ ...example, scan: { ...example.scan, status, startedAt: new Date(Date.parse('2030-01-01T00:00:00Z') + minutes * 60_000).toISOString() } })
+  const file = join(dir, 'retry.json')
+  writeFileSync(file, JSON.stringify(own(1)))
+  const first = await importFile(sql, resources, account.id, file, { copy, copyFrom: 0 })
+  t.equal(first.alreadyImported, undefined)
+  const before = await scanCount()
+  const again = await importFile(sql, resources, account.id, file, { copy, copyFrom: 0 })
+  t.same(again, { scanId: first.scanId, orgId, counts: {}, alreadyImported: true }, 'the second import names the scan the org has')
+  t.equal(await scanCount(), before, 'and writes nothing')
+  const cli = await runCli(['import', '--account', account.id, file, '--json'], env)
+  t.equal(cli.code, 0, 'the CLI exits 0')
+  t.same(JSON.parse(cli.stdout), { scanId: first.scanId, orgId, counts: {}, alreadyImported: true })
+  const text = await runCli(['import', '--account', account.id, file], env)
+  t.equal(text.stdout.trim(), `org ${orgId} already has this scan (scan ${first.scanId}: the same start time and status); nothing written. --again imports it as another scan.`)
+  const broken = structuredClone(own(1)) as { data: Record<string, Array<Record<string, unknown>>> }
+  broken.data.fields[0].label = 42
+  writeFileSync(join(dir, 'retry-broken.json'), JSON.stringify(broken))
+  await t.rejects(importFile(sql, resources, account.id, join(dir, 'retry-broken.json'), { copy, copyFrom: 0 }), { message: /Invalid scan bundle[\s\S]*data\.fields\[0\]/ }, 'a broken bundle of that scan is still refused with its problems')
+  t.equal(await scanCount(), before)
+
+  writeFileSync(join(dir, 'retry-failed.json'), JSON.stringify({ ...own(1, 'failed'), data: {} }))
+  const failed = await importFile(sql, resources, account.id, join(dir, 'retry-failed.json'), { copy, copyFrom: 0 })
+  t.not(failed.scanId, first.scanId, 'the same start time with another status is another scan')
+  const forced = await runCli(['import', '--account', account.id, file, '--again', '--json'], env)
+  t.equal(forced.code, 0, forced.stderr)
+  const second = JSON.parse(forced.stdout)
+  t.not(second.scanId, first.scanId, '--again imports it as another scan')
+  t.equal(second.counts.fields, 2)
+  t.equal((await ts.get(`/v1/orgs/${orgId}`, auth)).body.data.latestScanId, Number(second.scanId), 'which is now the one served')
+
+  // Two imports of one new scan at once, of a known org and of an org seen for the first time: the org's row orders
+  // them, the second finds the first's scan.
+  const newOrg = { ...own(2), org: { ...example.org, salesforceId: '00D8a00000RaCeX' + checksum('00D8a00000RaCeX') } }
+  for (const [name, bundle] of [['a known org', own(2)], ['a new org', newOrg]] as const) {
+    writeFileSync(join(dir, 'race.json'), JSON.stringify(bundle))
+    const both = await Promise.all([0, 1].map(() => importFile(sql, resources, account.id, join(dir, 'race.json'), { copy, copyFrom: 0 })))
+    t.same(both.map((r) => r.alreadyImported === true).sort(), [false, true], `${name}: one imports, the other finds it`)
+    t.equal(both[0].scanId, both[1].scanId)
+  }
 })
 
 // ---- progress, export -----------------------------------------------------------------------------------------
