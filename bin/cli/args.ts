@@ -18,7 +18,8 @@ export function parse(args: string[], options: NonNullable<ParseArgsConfig['opti
   try {
     parsed = parseArgs({ args, options: { ...options, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
   } catch (e) {
-    throw new UsageError((e as Error).message.split('\n')[0])
+    // Node's message may take several lines (an ambiguous value says how to give one starting with a dash): one line.
+    throw new UsageError((e as Error).message.split('\n').join(' '))
   }
   if (parsed.positionals.length > positionals) throw new UsageError(`Unexpected argument "${parsed.positionals[positionals]}".`)
   return { values: parsed.values as Parsed['values'], positionals: parsed.positionals }

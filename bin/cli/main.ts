@@ -17,7 +17,7 @@ import { resolvePepper } from '../../runtime/secrets.ts'
 import { createLogger } from '../../runtime/log.ts'
 import { AdminError } from '../../runtime/admin.ts'
 import { ImportError } from '../../runtime/import.ts'
-import { runAdminOp, type AdminOp } from '../../runtime/admin-ops.ts'
+import { adminArgsProblem, runAdminOp, type AdminOp } from '../../runtime/admin-ops.ts'
 import { adminSocketPath, callAdminSocket } from '../../runtime/admin-socket.ts'
 import { callAdminSocketFramed } from '../../runtime/admin-frames.ts'
 import type { ProgressSink } from '../../runtime/bundle/progress.ts'
@@ -104,8 +104,24 @@ async function adminSession<T>(config: Config, io: CliIO, fn: (call: AdminCall) 
   }
 }
 
-/** Runs one administrative operation on the database, or through the admin socket of the server that holds it. */
+/** The command-line name of an operation's argument: its option (`dailyLimit` → `--daily-limit`), or its positional. */
+const POSITIONAL: Record<string, string> = { id: 'the account ID', user: 'the USER id', keyId: 'the KEYID', clientId: 'the CLIENT id', name: '--name', redirectUris: '--redirect-uri', scopes: '--scope' }
+function cliName(op: AdminOp, argument: string): string {
+  const top = argument.split('.')[0]
+  if (op.startsWith('versions.') && top === 'name') return 'the version (v1, v2, …)'
+  return POSITIONAL[top] ?? `--${top.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`
+}
+
+/**
+ * Runs one administrative operation on the database, or through the admin socket of the server that holds it. Its
+ * arguments are checked first, so a malformed one is a usage error (exit 2) naming the option, before any connection.
+ */
 function admin(config: Config, io: CliIO, op: AdminOp, args: Record<string, unknown>, streams?: Streams): Promise<unknown> {
+  const bad = adminArgsProblem(op, args)
+  if (bad) {
+    const given = bad.argument.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], args)
+    throw new UsageError(`${cliName(op, bad.argument)} ${bad.problem}${typeof given === 'string' || typeof given === 'number' ? `, got ${JSON.stringify(given).slice(0, 80)}` : ''}.`)
+  }
   return adminSession(config, io, (call) => call(op, args, streams))
 }
 

@@ -47,6 +47,23 @@ t.test('help and usage errors', async (t) => {
   const opt = await run(['keys', 'list', '--frob'])
   t.equal(opt.code, 2)
   t.equal(opt.stderr.trim().split('\n').length, 1, 'an unknown option: one line')
+  // A malformed id is a usage error naming the option or positional it came from, found before any database call.
+  const ids: Array<[string[], string]> = [
+    [['import', '--account', 'abc', 'bundle.json'], '--account must be a positive integer, got "abc".'],
+    [['export', '--org', '00D8a00000ExAmPEAV', '--scan', 'x'], '--scan must be a positive integer, got "x".'],
+    [['keys', 'create', '--account', '0'], '--account must be a positive integer, got "0".'],
+    [['accounts', 'update', 'abc', '--name', 'x'], 'the account ID must be a positive integer, got "abc".'],
+    [['users', 'revoke-tokens', 'x1'], 'the USER id must be a positive integer, got "x1".'],
+    [['clients', 'list', '--account', '-'], '--account must be a positive integer, got "-".'],
+  ]
+  for (const [argv, message] of ids) {
+    const r = await run(argv)
+    t.equal(r.code, 2, argv.join(' '))
+    t.equal(r.stderr, `orgscan: ${message}\n`, `${argv.join(' ')}: one line naming the argument`)
+  }
+  const dash = await run(['accounts', 'update', '1', '--daily-limit', '-5'])
+  t.equal(dash.code, 2)
+  t.match(dash.stderr, /^orgscan: Option '--daily-limit' argument is ambiguous\. .*'--daily-limit=-XYZ'\.\n$/, 'an ambiguous value: one line that says how to give it')
   const j = await run(['accounts', 'update', '999999', '--daily-limit', '1', '--json'])
   t.equal(j.code, 1)
   t.same(JSON.parse(j.stderr), { error: { kind: 'AdminError', message: 'No account with id 999999.', exitCode: 1 } }, 'under --json, errors are JSON too')
