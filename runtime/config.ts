@@ -221,6 +221,23 @@ export function workersProblem(c: Pick<Config, 'workers' | 'databaseUrl'>): stri
   return `${c.workers} workers need a PostgreSQL server (DATABASE_URL): the embedded database can be opened by one process only. Set DATABASE_URL=postgres://…, or run one process (--workers 1, ORGSCAN_WORKERS=1).`
 }
 
+/**
+ * Two listeners on one port (PORT or --port, MCP_PORT, ORGSCAN_ADMIN_PORT; 0 picks a free one and never clashes),
+ * named before the start — it would otherwise fail with "port in use" after migrating and seeding. Checked by
+ * `orgscan serve` only, as `workersProblem`.
+ */
+export function portsProblem(c: Pick<Config, 'port' | 'mcp' | 'admin'>): string | undefined {
+  const listeners: Array<[string, number | undefined]> = [['the public port (PORT or --port)', c.port], ['MCP_PORT', c.mcp.port], ['ORGSCAN_ADMIN_PORT', c.admin.port]]
+  for (let i = 0; i < listeners.length; i++) {
+    for (let j = i + 1; j < listeners.length; j++) {
+      const [a, pa] = listeners[i]
+      const [b, pb] = listeners[j]
+      if (pa !== undefined && pa !== 0 && pa === pb) return `${b} and ${a} are both ${pa}: each listener needs a port of its own (leave MCP_PORT unset to serve MCP on the public port).`
+    }
+  }
+  return undefined
+}
+
 /** Reads configuration from the environment; throws ConfigError with every problem listed. */
 export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
   // Every problem is collected and reported at once, the cross-field ones too.

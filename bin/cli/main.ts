@@ -8,7 +8,7 @@
  */
 import { registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
-import { ConfigError, loadConfig, MAX_WORKERS, workersProblem, type Config } from '../../runtime/config.ts'
+import { ConfigError, loadConfig, MAX_WORKERS, portsProblem, workersProblem, type Config } from '../../runtime/config.ts'
 import { compileRegistry } from '../../runtime/registry.ts'
 import { openDatabase, type Database, type OpenOptions } from '../../runtime/db/connect.ts'
 import { DataDirInUseError } from '../../runtime/db/lock.ts'
@@ -160,7 +160,7 @@ async function command(argv: string[], io: CliIO): Promise<void> {
       const workers = intOption(values.workers, 'workers', 1)
       if (workers !== undefined && workers > MAX_WORKERS) throw new UsageError(`--workers must be at most ${MAX_WORKERS}, got ${workers}.`)
       const serving = { ...config, port: port ?? config.port, workers: workers ?? config.workers }
-      const problem = workersProblem(serving)
+      const problem = workersProblem(serving) ?? portsProblem(serving)
       if (problem) throw new ConfigError(problem)
       return serve(serving, { json: !!values.json })
     }

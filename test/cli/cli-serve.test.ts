@@ -4,7 +4,7 @@
  * and a port already in use.
  */
 import { t } from '../helpers/file-test.ts'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { cliHarness } from '../helpers/cli.ts'
@@ -22,6 +22,18 @@ t.test('a port in use says which and how to change it', { skip: tdb.databaseUrl 
   const r = await run(['serve', '--port', String(port)], { ORGSCAN_DATA_DIR: migratedFolder(), ORGSCAN_SEED_DEMO: 'false' })
   t.equal(r.code, 1)
   t.equal(r.stderr, `orgscan: Port ${port} on 127.0.0.1 is already in use (another orgscan or another program). Stop it, or choose another port: PORT=${port + 1} npm start, or orgscan serve --port ${port + 1}.\n`)
+})
+
+t.test('two listeners on one port are refused before the start, naming both', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'orgscan-ports-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const admin = await run(['serve', '--port', '4517'], { ORGSCAN_DATA_DIR: dir, ORGSCAN_ADMIN_PORT: '4517' })
+  t.equal(admin.code, 1)
+  t.equal(admin.stderr, 'orgscan: ORGSCAN_ADMIN_PORT and the public port (PORT or --port) are both 4517: each listener needs a port of its own (leave MCP_PORT unset to serve MCP on the public port).\n')
+  const mcp = await run(['serve'], { ORGSCAN_DATA_DIR: dir, PORT: '4518', MCP_PORT: '4518' })
+  t.equal(mcp.code, 1)
+  t.match(mcp.stderr, /^orgscan: MCP_PORT and the public port \(PORT or --port\) are both 4518/)
+  t.same(readdirSync(dir), [], 'nothing was started: the data folder is untouched')
 })
 
 t.test('while a server holds the embedded database, accounts, keys and import go through it', { skip: tdb.databaseUrl ? 'the embedded database only: PostgreSQL serves both at once' : false }, async (t) => {
