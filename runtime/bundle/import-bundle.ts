@@ -250,10 +250,13 @@ async function writeOrgAndScan(tx: postgres.TransactionSql, accountId: string, o
   if (existing[0] && existing[0].account_id !== accountId) throw new ImportError(`Org ${org.salesforceId} belongs to another account.`)
   const orgRow: Record<string, unknown> = { account_id: accountId }
   for (const n of Object.keys(ORG_FIELDS)) orgRow[columnName(n)] = org[n as keyof OrgInfo]
-  await tx`INSERT INTO orgs ${tx(orgRow)} ON CONFLICT (salesforce_id) DO UPDATE SET
+  const [owner] = await tx<{ account_id: string }[]>`INSERT INTO orgs ${tx(orgRow)} ON CONFLICT (salesforce_id) DO UPDATE SET
     name = EXCLUDED.name, edition = EXCLUDED.edition, instance_url = EXCLUDED.instance_url, is_sandbox = EXCLUDED.is_sandbox,
     organization_type = EXCLUDED.organization_type, instance_name = EXCLUDED.instance_name, namespace_prefix = EXCLUDED.namespace_prefix,
-    country = EXCLUDED.country, locale = EXCLUDED.locale, time_zone = EXCLUDED.time_zone`
+    country = EXCLUDED.country, locale = EXCLUDED.locale, time_zone = EXCLUDED.time_zone
+    RETURNING account_id::text AS account_id`
+  // Checked again: an org first imported by a concurrent transaction (of another account) was not there to lock above.
+  if (owner.account_id !== accountId) throw new ImportError(`Org ${org.salesforceId} belongs to another account.`)
   // This transaction now holds the org's row (new or not): a concurrent import of the same bundle waited for it, and
   // finds the scan the first one committed.
   if (!again) {

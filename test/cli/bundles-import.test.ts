@@ -321,6 +321,15 @@ t.test('a scan the org already has is not imported twice (a retry is safe); --ag
     t.same(both.map((r) => r.alreadyImported === true).sort(), [false, true], `${name}: one imports, the other finds it`)
     t.equal(both[0].scanId, both[1].scanId)
   }
+  // Two accounts importing one new org at once: the second finds it is the first's, and writes nothing.
+  const rival = await createAccount(sql, { name: 'Rival', dailyLimit: 10, monthlyLimit: 10 })
+  const contested = { ...own(3), org: { ...example.org, salesforceId: '00D8a00000CoNtE' + checksum('00D8a00000CoNtE') } }
+  writeFileSync(join(dir, 'contested.json'), JSON.stringify(contested))
+  const scansBefore = await scanCount()
+  const outcomes = await Promise.allSettled([account.id, rival.id].map((a) => importFile(sql, resources, a, join(dir, 'contested.json'), { copy, copyFrom: 0 })))
+  t.same(outcomes.map((o) => o.status).sort(), ['fulfilled', 'rejected'], 'one account gets the org')
+  t.match(String((outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason), /belongs to another account/, 'the other is refused')
+  t.equal(await scanCount(), scansBefore + 1, 'and one scan was written')
 })
 
 // ---- progress, export -----------------------------------------------------------------------------------------
