@@ -7,7 +7,10 @@ import { startTestService } from '../helpers/service.ts'
 import { authorizeUrl, Browser, pkce } from '../helpers/oauth.ts'
 import { loadConfig } from '../../runtime/config.ts'
 
-const ts = await startTestService(t, { config: { oauth: { ...loadConfig({}).oauth, registrationsPerHour: 5 } } })
+// Time stands still unless a test moves it: the sign-in guard refills with time, and a slow machine must not make
+// it answer a twenty-first guess.
+const now = Date.now()
+const ts = await startTestService(t, { clock: () => now, config: { oauth: { ...loadConfig({}).oauth, registrationsPerHour: 5 } } })
 const issuer = ts.svc.oauth.urls().issuer
 
 async function send(path: string, init: RequestInit = {}) {
