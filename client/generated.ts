@@ -41,7 +41,7 @@ export interface Org {
   /** Id of the latest completed scan, the one every org-scoped resource reads; null before the first. */
   latestScanId: number | null
   /** Issues of the latest scan by priority. */
-  issueCounts: Record<string, unknown> | null
+  issueCounts: { critical: number; high: number; medium: number; low: number } | null
   /** Record counts of the latest scan per resource (fields, objects, connectedApps, …). */
   resourceCounts: Record<string, unknown> | null
 }
@@ -251,9 +251,9 @@ export interface ObjectUsage {
 /** Cloud usage: Per-cloud adoption breakdown (licensed and active users, key objects) and an overall summary. No filter, sort or paging. */
 export interface CloudUsage {
   /** Per product cloud (sales, service, marketing, …): adoption percent, licensed and active users, and its key objects with their record counts. */
-  clouds: Record<string, unknown>
+  clouds: Array<{ cloud: "sales" | "service" | "marketing" | "commerce" | "experience" | "platform" | "analytics" | "field_service"; adoptionPercent: number; licensedUsers: number; activeUsers: number; keyObjects: Array<{ apiName: string; recordCount: number }> }>
   /** Overall adoption percent, the most used cloud (null when none is used) and the licensed clouds nobody uses. */
-  summary: Record<string, unknown>
+  summary: { overallAdoptionPercent: number; primaryCloud: "sales" | "service" | "marketing" | "commerce" | "experience" | "platform" | "analytics" | "field_service" | null; unusedClouds: Array<"sales" | "service" | "marketing" | "commerce" | "experience" | "platform" | "analytics" | "field_service"> }
 }
 
 /** Installed package: Managed and unmanaged packages installed in the org, with version, licence status and seat usage. */
@@ -327,9 +327,9 @@ export interface Recommendation {
   /** The steps to fix it, in order. */
   remediationSteps: string[]
   /** The items affected: type, name and id of each. */
-  affectedItems: Record<string, unknown>
+  affectedItems: Array<{ type: string; name: string; id: string | null }>
   /** Further reading: title and URL of each reference. */
-  references: Record<string, unknown>
+  references: Array<{ title: string; url: string }>
   /** Estimated time to carry out the remediation, in minutes. */
   estimatedMinutes: number
 }
@@ -477,7 +477,7 @@ export interface LoginActivityOverview {
   /** The license types the counts are scoped to; null when unscoped. */
   licenseTypes: string[] | null
   /** Per window (30, 90 and 365 days): licensed users, users who logged in and users who did not, and the share who did, optionally for some licenses only. */
-  windows: Record<string, unknown>
+  windows: Array<{ days: 30 | 90 | 365; licensedUsers: number; loggedIn: number; notLoggedIn: number; adoptionPercent: number }>
 }
 
 /** Code count: Per-file line counts of Apex classes and triggers, Lightning components and Visualforce pages. */

@@ -10,7 +10,7 @@ import { parseRql, type RqlNode } from './rql/index.ts'
 
 export const DEFAULT_LIMIT = 50
 export const MAX_LIMIT = 200
-const MAX_OFFSET = 2_147_483_647
+export const MAX_OFFSET = 2_147_483_647
 
 export type Surface = 'rest' | 'mcp'
 

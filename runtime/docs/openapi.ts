@@ -6,7 +6,7 @@
  */
 import type { CompiledResource } from '../registry.ts'
 import { ERROR_CODES, ERROR_HELP, type ErrorCode } from '../errors.ts'
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../plan.ts'
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET } from '../plan.ts'
 import { exampleFilter } from '../examples.ts'
 import { loadDocExamples, shown, type DocExamples } from './doc-examples.ts'
 import { camel } from './client-types.ts'
@@ -20,17 +20,21 @@ const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1)
 const RATE_HEADERS = {
   'X-RateLimit-Limit': { description: 'Requests allowed in the window described (the blocking one on a 429, else the one with fewer left).', schema: { type: 'integer' } },
   'X-RateLimit-Remaining': { description: 'Requests left in that window.', schema: { type: 'integer' } },
-  'X-RateLimit-Reset': { description: 'Seconds until that window resets.', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'When that window resets: a Unix timestamp in seconds (not a number of seconds to wait; `Retry-After` gives that on a 429).', schema: { type: 'integer' } },
   'RateLimit-Policy': { description: 'Both windows (IETF draft structured field).', schema: { type: 'string' } },
   RateLimit: { description: 'Remaining and reset of both windows (IETF draft structured field).', schema: { type: 'string' } },
 }
+/** Headers of every answer under /v1/ (the version's lifecycle headers while it is deprecated). */
 const VERSION_HEADERS = {
   'X-Orgscan-API-Version': { description: 'The API version that handled the request.', schema: { type: 'string', const: '1' } },
+  'X-Request-Id': { description: 'The request id (the one sent, when well-formed), also in the access log.', schema: { type: 'string' } },
+  Deprecation: { description: 'Present while this API version is deprecated: `true`.', schema: { type: 'string' } },
+  Sunset: { description: 'Present while this API version is deprecated: the HTTP date from which it answers 410.', schema: { type: 'string' } },
 }
 
 const hdr = (name: string) => ({ $ref: `#/components/headers/${name}` })
 const RATE_REFS = Object.fromEntries(Object.keys(RATE_HEADERS).map((h) => [h, hdr(h)]))
-const VERSION_REFS = { 'X-Orgscan-API-Version': hdr('X-Orgscan-API-Version') }
+const VERSION_REFS = Object.fromEntries(Object.keys(VERSION_HEADERS).map((h) => [h, hdr(h)]))
 
 function errorResponse(codes: readonly ErrorCode[], extra: Record<string, unknown> = {}): Record<string, unknown> {
   const lines = codes.map((c) => `- \`${c}\`: ${ERROR_HELP[c].meaning}`).join('\n')
@@ -90,7 +94,7 @@ function listParams(c: CompiledResource): unknown[] {
   if (d.parent) ps.push(param(d.parent.param, 'path', { type: 'integer' }, `Id of the parent ${d.parent.resource} record.`))
   if (!d.unpaged) {
     ps.push(param('limit', 'query', { type: 'integer', minimum: 1, default: DEFAULT_LIMIT }, `Records per page (default ${DEFAULT_LIMIT}). Values above ${MAX_LIMIT} are served with ${MAX_LIMIT}: \`meta.limit\` is ${MAX_LIMIT} and \`meta.requestedLimit\` the value asked for.`, false))
-    ps.push(param('offset', 'query', { type: 'integer', minimum: 0, default: 0 }, 'Records to skip; `links.next` gives the next page.', false))
+    ps.push(param('offset', 'query', { type: 'integer', minimum: 0, maximum: MAX_OFFSET, default: 0 }, 'Records to skip; `links.next` gives the next page.', false))
   }
   if (d.filterable?.length) {
     const ex = exampleFilter(c)
@@ -188,11 +192,20 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
     },
     QuotaWindow: {
       type: 'object',
-      properties: { limit: { type: 'integer' }, used: { type: 'integer' }, remaining: { type: 'integer' }, resetAt: { type: 'string', format: 'date-time' } },
+      required: ['limit', 'remaining', 'resetAt'],
+      additionalProperties: false,
+      properties: { limit: { type: 'integer' }, remaining: { type: 'integer' }, resetAt: { type: 'string', format: 'date-time' } },
     },
     Quota: {
       type: 'object',
-      properties: { data: { type: 'object', properties: { rateLimit: { type: 'object', properties: { daily: ref('QuotaWindow'), monthly: ref('QuotaWindow') } } } } },
+      required: ['data'],
+      additionalProperties: false,
+      properties: {
+        data: {
+          type: 'object', required: ['rateLimit'], additionalProperties: false,
+          properties: { rateLimit: { type: 'object', required: ['daily', 'monthly'], additionalProperties: false, properties: { daily: ref('QuotaWindow'), monthly: ref('QuotaWindow') } } },
+        },
+      },
     },
     Versions: {
       type: 'object',
@@ -243,7 +256,7 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
       description: "Both windows of the account's quota. Free: consumes nothing." + (withOrg ? ' Checks access to the org.' : ''),
       tags: ['Quota'],
       parameters: withOrg ? [ORG_ID_PARAM] : [],
-      responses: { 200: { description: 'The quota.', headers: VERSION_REFS, content: { 'application/json': { schema: ref('Quota') } } }, ...errors(false) },
+      responses: { 200: { description: 'The quota.', headers: { ...VERSION_REFS, ...RATE_REFS }, content: { 'application/json': { schema: ref('Quota') } } }, ...errors(false) },
     },
   })
   paths['/v1/account/quota'] = quota(false)

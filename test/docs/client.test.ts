@@ -115,7 +115,21 @@ t.test('one named method per endpoint, for every resource of the registry: the R
   const field = await orgscan.getOrgField({ orgId, fieldId: (await orgscan.listOrgFields({ orgId, limit: 1 })).data[0].id })
   t.type(field.percentPopulated, 'number')
   const issue = (await orgscan.listOrgIssues({ orgId, limit: 1 })).data[0]
-  t.equal((await orgscan.getOrgIssueRecommendation({ orgId, issueKey: issue.issueKey! })).issueKey, issue.issueKey)
+  const recommendation = await orgscan.getOrgIssueRecommendation({ orgId, issueKey: issue.issueKey! })
+  t.equal(recommendation.issueKey, issue.issueKey)
+  // Structured fields carry their declared shape, not an opaque record: arrays are arrays, with typed members.
+  const urls: string[] = recommendation.references.map((r) => r.url)
+  t.ok(urls.every((u) => typeof u === 'string'), 'references: an array of {title, url}')
+  const affected: number = recommendation.affectedItems.length
+  t.type(affected, 'number')
+  const cloud = await orgscan.getOrgCloudUsage({ orgId })
+  const clouds: string[] = cloud.clouds.map((c) => c.cloud)
+  t.ok(clouds.length > 0, 'cloudUsage.clouds: an array of clouds')
+  const counts: number[] = cloud.clouds.flatMap((c) => c.keyObjects.map((k) => k.recordCount))
+  t.ok(counts.every((n) => typeof n === 'number'))
+  const overview = await orgscan.getOrgLoginActivityOverview({ orgId })
+  const month: number | undefined = overview.windows.find((w) => w.days === 30)?.loggedIn
+  t.type(month, 'number', 'loginActivity/overview windows: typed members')
 })
 
 t.test("the README's example runs as written (keys and URL filled in)", async (t) => {

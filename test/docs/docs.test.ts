@@ -100,3 +100,23 @@ t.test('real responses match the document\'s schemas', async (t) => {
   await check('/v1/orgs/{orgId}/fields', '/v1/orgs/00D000000000000AAA/fields', 404)
   await check('/v1/account/quota', '/v1/account/quota', 200)
 })
+
+t.test('the headers of real answers are the ones the document declares, with the meaning it gives', async (t) => {
+  type Response = { headers?: Record<string, unknown>; $ref?: string }
+  const doc = buildOpenApi(resources) as unknown as { paths: Record<string, { get: { responses: Record<string, Response> } }>; components: { headers: Record<string, { description: string }>; responses: Record<string, Response> } }
+  const resolve = (r: Response): Response => (r.$ref ? doc.components.responses[r.$ref.replace('#/components/responses/', '')] : r)
+  const path = `/v1/orgs/${org.salesforceId}/fields?limit=1`
+  for (const [status, url, template] of [['200', path, '/v1/orgs/{orgId}/fields'], ['400', `${path}&filter=eq(`, '/v1/orgs/{orgId}/fields'], ['200', '/v1/account/quota', '/v1/account/quota']] as const) {
+    const r = await fetch(ts.url + url, { headers: { authorization: auth } })
+    t.equal(String(r.status), status, url)
+    const declared = new Set(Object.keys(resolve(doc.paths[template].get.responses[status]).headers ?? {}).map((h) => h.toLowerCase()))
+    // Every header of the service's own (Node's Date, Connection, Content-* aside) is declared for this answer.
+    const sent = [...r.headers.keys()].filter((h) => h.startsWith('x-') || h.startsWith('ratelimit') || h === 'etag' || h === 'retry-after')
+    for (const h of sent) t.ok(declared.has(h), `${url} ${status}: ${h} is declared`)
+    t.ok(sent.includes('x-request-id'), 'an X-Request-Id among them')
+  }
+  const r = await fetch(ts.url + path, { headers: { authorization: auth } })
+  const reset = Number(r.headers.get('x-ratelimit-reset'))
+  t.ok(reset > Date.now() / 1000 && reset < Date.now() / 1000 + 32 * 86400, `X-RateLimit-Reset is a Unix time in seconds (${reset})`)
+  t.match(doc.components.headers['X-RateLimit-Reset'].description, /Unix timestamp in seconds/, 'as the document says')
+})
