@@ -37,8 +37,8 @@ export const ERROR_RESULT_SCHEMA: JsonSchema = {
     links: { type: 'array', items: { type: 'string' }, description: 'bad_filter: the resource:// lookups of the valid values.' },
     elicitation: { type: 'object', description: 'bad_filter: a form to ask for a corrected filter.' },
     retryAfterSeconds: { type: 'integer', description: 'rate_limited: seconds to wait.' },
-    limit: { type: 'integer', description: 'rate_limited: the limit of the blocking window.' },
-    window: { type: 'string', description: 'rate_limited: the blocking window (daily, monthly).' },
+    limit: { type: 'integer', description: 'rate_limited: the limit of the blocking window; with reason concurrency_limited, the requests of the account that may run at once.' },
+    window: { type: 'string', description: 'rate_limited with reason rate_limited: the blocking window (daily, monthly); absent for concurrency_limited.' },
     scope: { type: 'string', description: 'access_denied: the scope the credential lacks.' },
     retryable: { type: 'boolean', description: 'server_error: always true.' },
   },
@@ -158,8 +158,10 @@ export function errorResult(err: ApiError, rate?: RateInfo, resource?: CompiledR
     case 'rate_limited': {
       const seconds = err.extras.retryAfterSeconds ?? rate?.window?.retryAfterSeconds ?? 1
       sc.retryAfterSeconds = seconds
+      // The quota: the limit of the blocking window, named. Fair share (concurrency_limited): the account's requests
+      // in progress at once, and no window, since none is spent.
       sc.limit = err.code === 'rate_limited' ? (rate?.window?.limit ?? 0) : (err.extras.limit ?? 0)
-      if (rate?.window) sc.window = rate.window.name
+      if (err.code === 'rate_limited' && rate?.window) sc.window = rate.window.name
       text = `${err.message} Wait ${seconds} seconds before calling again.`
       break
     }

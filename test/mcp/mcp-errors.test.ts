@@ -128,3 +128,16 @@ t.test("every error result conforms to its tool's output schema: a v1 SDK client
   const ok = (await client.callTool({ name: 'get_account_quota', arguments: {} })) as Result
   t.match(ok.structuredContent, { data: { rateLimit: { daily: { limit: 0 } } } }, 'a success still conforms')
 })
+
+t.test('rate_limited for fair share (concurrency_limited): the account\'s concurrency as limit, and no quota window', async (t) => {
+  const own = await startTestService(t, { seedScale: 0.05, mcpExtraTools: [writeProbe, failingProbe], config: { fairShare: { perAccount: 1, queueDepth: 0, maxWaitMs: 0 }, cache: { maxBytes: 0, orgStateMs: 0 } } })
+  const o = own.seed.orgs[0]
+  const { client } = await mcpClient(t, own.svc.mcpUrl, await own.keyHeader(o.accountId))
+  let shed: Result | undefined
+  for (let round = 0; round < 20 && !shed; round++) {
+    const results = (await Promise.all(Array.from({ length: 8 }, (_, i) => client.callTool({ name: 'list_org_fields', arguments: { orgId: o.salesforceId, limit: 200, offset: i } })))) as Result[]
+    shed = results.find((r) => r.isError)
+  }
+  t.ok(shed, 'eight calls at once, one may run: some are shed')
+  t.same(shed!.structuredContent, { error: 'rate_limited', message: shed!.structuredContent.message, reason: 'concurrency_limited', retryAfterSeconds: 1, limit: 1 }, 'limit is the concurrency; no window, since no quota window is spent')
+})
