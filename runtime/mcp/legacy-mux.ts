@@ -34,11 +34,17 @@ export class LegacyMux implements Transport {
     p.resolve({ ...message, id: p.clientId } as JSONRPCMessage)
   }
 
-  /** Delivers one message; resolves with the answer to a request, undefined for a notification. */
+  /**
+   * Delivers one message; resolves with the answer to a request, undefined for a notification.
+   *
+   * A `notifications/cancelled` is dropped, never delivered: it names the request by the client's id, and the server
+   * knows every request of the process by the id given here — the same number is some other caller's request, maybe
+   * another account's, which the server would abort and leave unanswered. A cancelled call runs to its end instead.
+   */
   dispatch(message: JSONRPCMessage, authInfo: AuthInfo): Promise<JSONRPCMessage | undefined> {
     const m = message as { id?: string | number; method?: string }
     if (m.id === undefined || m.method === undefined) {
-      this.onmessage?.(message, { authInfo })
+      if (m.method !== 'notifications/cancelled') this.onmessage?.(message, { authInfo })
       return Promise.resolve(undefined)
     }
     const id = this.next++

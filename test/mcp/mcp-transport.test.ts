@@ -205,6 +205,39 @@ t.test('malformed params of any method: -32602 naming the wrong fields, never -3
   t.equal((await ping(sid)).status, 200, 'the session still serves')
 })
 
+t.test("a 2025-era notifications/cancelled cannot cancel anyone's request: the shared server numbers requests its own way", async (t) => {
+  // A fresh process: its shared server numbers the 2025-era requests it is handed 1, 2, 3… whoever sends them.
+  let release!: () => void
+  const held = new Promise<void>((r) => (release = r))
+  const slowProbe = {
+    definition: { name: 'test_slow_probe', title: 'Slow probe', description: 'Answers when the test releases it.', inputSchema: { type: 'object' as const } },
+    scope: 'mcp:read' as const,
+    run: async () => {
+      await held
+      return { content: [{ type: 'text' as const, text: 'done' }] }
+    },
+  }
+  const own = await startTestService(t, { seed: false, mcpExtraTools: [slowProbe] })
+  const victim = await account(own, 'Victim')
+  const attacker = await account(own, 'Attacker')
+  const sessionOf = async (authorization: string) => (await rpc(own.svc.mcpUrl, initializeBody(), { authorization })).headers.get('mcp-session-id')!
+  const victimSid = await sessionOf(victim) // the server's request 1
+  const attackerSid = await sessionOf(attacker) // 2
+  // Without MCP-Protocol-Version the call goes through the shared server: its request 3.
+  const call = rpc(own.svc.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'test_slow_probe', arguments: {} } }, { authorization: victim, 'mcp-session-id': victimSid })
+  await new Promise((r) => setTimeout(r, 100))
+  for (const requestId of [1, 2, 3, 4]) {
+    const cancel = await rpc(own.svc.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'x' } }, { authorization: attacker, 'mcp-session-id': attackerSid, 'mcp-protocol-version': '2025-11-25' })
+    t.equal(cancel.status, 202, `cancelling ${requestId} is accepted (and dropped)`)
+  }
+  const own1 = await rpc(own.svc.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }, { authorization: victim, 'mcp-session-id': victimSid, 'mcp-protocol-version': '2025-11-25' })
+  t.equal(own1.status, 202, "even the caller's own cancellation is dropped: a cancelled call runs to its end")
+  release()
+  const answer = await call
+  t.equal(answer.status, 200, 'the call is answered')
+  t.same(answer.body.result.content, [{ type: 'text', text: 'done' }], 'with its result')
+})
+
 t.test('version lifecycle: the unversioned /mcp before and after its sunset; /v1/mcp deprecated then removed', async (t) => {
   const legacyUrl = url.replace('/v1/mcp', '/mcp')
   const saved = now
