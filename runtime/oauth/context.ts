@@ -49,7 +49,7 @@ export function requestedScopes(raw: string | undefined, clientScopes: readonly 
   const asked = [...new Set(raw.split(' ').filter((s) => s !== ''))]
   for (const s of asked) {
     if (!(SCOPES as readonly string[]).includes(s)) return { invalid: `Unknown scope ${s.slice(0, 40)}; scopes: ${SCOPES.join(' ')}.` }
-    if (!clientScopes.includes(s)) return { invalid: `The client may not ask for ${s}.` }
+    if (!clientScopes.includes(s)) return { invalid: `${s} cannot be granted here (${clientScopes.length ? `the scopes that can: ${clientScopes.join(' ')}` : 'no scope can'}).` }
   }
   return { scopes: asked }
 }

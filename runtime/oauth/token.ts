@@ -12,7 +12,8 @@
  *   PKCE.
  * - token exchange (RFC 8693), for confidential clients an administrator allowed it: an access token of this
  *   service, or an ID token of the upstream provider, becomes an access token of the exchanging client for the same
- *   user. Not subject to PKCE; no refresh token.
+ *   user. Not subject to PKCE; no refresh token. An access token's exchange keeps its family and at most its scopes,
+ *   and a client cannot exchange its own tokens (docs/decisions.md, "Token exchange").
  * Enhanced MCP Security: when the user's account has it on, only clients issued for that account get tokens; any
  * other client — registered automatically or issued elsewhere — fails with 400 `access_denied`. A client issued for
  * one account never gets tokens for another account's users.
@@ -76,15 +77,28 @@ export function tokenHandlers(o: OAuthContext): { token: Handler; revoke: Handle
     }
   }
 
-  async function tokens(client: OAuthClient, g: { userId: string; scopes: readonly string[]; resource: string; family: string; refresh: boolean }) {
+  /**
+   * The access token (of `scopes`) and, with `refresh`, the rotated refresh token, which keeps the sign-in's scopes
+   * (`refreshScopes`, else `scopes`): asking a refresh for fewer scopes narrows that access token only (RFC 6749 §6).
+   */
+  async function tokens(client: OAuthClient, g: { userId: string; scopes: readonly string[]; refreshScopes?: readonly string[]; resource: string; family: string; refresh: boolean }) {
     const access = await o.tokens.issue({ userId: g.userId, clientId: client.clientId, scopes: g.scopes, resource: g.resource, family: g.family })
     const body: Record<string, unknown> = { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, scope: g.scopes.join(' ') }
-    if (g.refresh) body.refresh_token = await o.grants.issueRefresh({ family: g.family, clientId: client.clientId, userId: g.userId, scopes: g.scopes, resource: g.resource, now: o.clock() })
+    if (g.refresh) body.refresh_token = await o.grants.issueRefresh({ family: g.family, clientId: client.clientId, userId: g.userId, scopes: g.refreshScopes ?? g.scopes, resource: g.resource, now: o.clock() })
     return body
   }
 
+  /** A parameter the grant cannot do without: its absence is `invalid_request` (RFC 6749 §5.2), not a failed grant. */
+  function required(form: Map<string, string>, name: string): string {
+    const v = form.get(name)
+    if (v === undefined || v === '') throw new OAuthError(400, 'invalid_request', `${name} is required.`)
+    return v
+  }
+
   async function authorizationCode(client: OAuthClient, form: Map<string, string>) {
-    const code = await o.grants.takeCode(form.get('code') ?? '', o.clock())
+    const raw = required(form, 'code')
+    required(form, 'redirect_uri')
+    const code = await o.grants.takeCode(raw, o.clock())
     if (!code.ok) {
       // Its family was revoked: this process forgets the tokens it checked at once (others within ORGSCAN_AUTH_CACHE_MS).
       if (code.reused) o.onRevoke()
@@ -112,7 +126,7 @@ export function tokenHandlers(o: OAuthContext): { token: Handler; revoke: Handle
   }
 
   async function refresh(client: OAuthClient, form: Map<string, string>) {
-    const raw = form.get('refresh_token') ?? ''
+    const raw = required(form, 'refresh_token')
     // A request refused for its own parameters leaves the token unused, so the client can retry without them (taken
     // first, the token would be rotated with nothing issued, and the retry would count as reuse and revoke the sign-in).
     const live = await o.grants.peekRefresh(raw, o.clock())
@@ -132,19 +146,29 @@ export function tokenHandlers(o: OAuthContext): { token: Handler; revoke: Handle
     }
     const scopes = refreshRequest(t, form)
     await checkClientForUser(client, t.userId)
-    return tokens(client, { userId: t.userId, scopes, resource: t.resource, family: t.family, refresh: true })
+    return tokens(client, { userId: t.userId, scopes, refreshScopes: t.scopes, resource: t.resource, family: t.family, refresh: true })
   }
 
   async function exchange(client: OAuthClient, form: Map<string, string>) {
     if (!client.confidential || !client.tokenExchange) throw new OAuthError(400, 'unauthorized_client', 'This client may not exchange tokens.')
-    const subject = form.get('subject_token') ?? ''
-    const type = form.get('subject_token_type')
+    const subject = required(form, 'subject_token')
+    const type = required(form, 'subject_token_type')
     let userId: string | undefined
+    // An access token's exchange stays inside its sign-in: the same family (revoking the sign-in ends what was
+    // exchanged from it) and at most the scopes it grants. An ID token starts a sign-in of its own.
+    let family: string = randomUUID()
+    let within: readonly string[] = client.scopes
     if (type === ACCESS_TOKEN_TYPE) {
       const urls = o.urls()
       const claims = await o.tokens.claims(subject, urls.mcpResource).catch(() => o.tokens.claims(subject, urls.restResource)).catch(() => undefined)
       const principal = claims && (await o.tokens.authenticate(subject, claims.aud === urls.mcpResource ? urls.mcpResource : urls.restResource).catch(() => undefined))
       userId = principal?.userId ?? undefined
+      if (claims && principal) {
+        // Exchanging its own token again and again would be a refresh token by another name, which exchange does not give.
+        if (claims.client_id === client.clientId) throw new OAuthError(400, 'invalid_grant', 'A client cannot exchange a token issued to itself; it exchanges a token another client got for the user.')
+        family = claims.sid
+        within = client.scopes.filter((s) => (principal.scopes ?? []).includes(s))
+      }
     } else if (type === ID_TOKEN_TYPE) {
       if (!o.upstream) throw new OAuthError(400, 'invalid_request', 'No identity provider is configured for ID tokens.')
       const who = await o.upstream.verifyIdToken(subject).catch(() => undefined)
@@ -156,10 +180,11 @@ export function tokenHandlers(o: OAuthContext): { token: Handler; revoke: Handle
     if (!userId) throw new OAuthError(400, 'invalid_grant', 'The subject token is invalid, expired, revoked or names no user.')
     const resource = resolveResource(form.get('resource') ?? form.get('audience'), o.urls())
     if (!resource) throw new OAuthError(400, 'invalid_target', 'Unknown resource.')
-    const asked = requestedScopes(form.get('scope'), client.scopes)
+    const asked = requestedScopes(form.get('scope'), within)
     if ('invalid' in asked) throw new OAuthError(400, 'invalid_scope', asked.invalid)
+    if (asked.scopes.length === 0) throw new OAuthError(400, 'invalid_scope', 'The subject token grants none of the scopes this client may have.')
     await checkClientForUser(client, userId)
-    const body = await tokens(client, { userId, scopes: asked.scopes, resource, family: randomUUID(), refresh: false })
+    const body = await tokens(client, { userId, scopes: asked.scopes, resource, family, refresh: false })
     return { ...body, issued_token_type: ACCESS_TOKEN_TYPE }
   }
 
@@ -168,7 +193,7 @@ export function tokenHandlers(o: OAuthContext): { token: Handler; revoke: Handle
       try {
         const form = await readForm(req)
         const client = await authenticateClient(req, form)
-        const grant = form.get('grant_type')
+        const grant = required(form, 'grant_type')
         const body =
           grant === 'authorization_code' ? await authorizationCode(client, form)
           : grant === 'refresh_token' ? await refresh(client, form)
@@ -187,7 +212,7 @@ export function tokenHandlers(o: OAuthContext): { token: Handler; revoke: Handle
       try {
         const form = await readForm(req)
         const client = await authenticateClient(req, form)
-        const token = form.get('token') ?? ''
+        const token = required(form, 'token')
         const family = await o.grants.refreshFamily(token)
         if (family && family.clientId === client.clientId) await o.grants.revokeFamily(family.family, o.clock())
         if (!family && token.includes('.')) {

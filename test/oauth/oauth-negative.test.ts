@@ -37,9 +37,9 @@ async function token(form: Record<string, string>, auth?: string) {
 }
 
 /** A code for `clientId` (public unless `secret`) and its verifier. */
-async function code(clientId: string, opts: { resource?: string; redirect?: string } = {}) {
+async function code(clientId: string, opts: { resource?: string; redirect?: string; scope?: string } = {}) {
   const p = pkce()
-  const back = await signIn(new Browser(), authorizeUrl(issuer, { clientId, redirectUri: opts.redirect ?? REDIRECT, challenge: p.challenge, method: 'S256', state: 'st', resource: opts.resource ?? REST }), { email: user.email, password: PASSWORD }, opts.redirect ?? REDIRECT)
+  const back = await signIn(new Browser(), authorizeUrl(issuer, { clientId, redirectUri: opts.redirect ?? REDIRECT, challenge: p.challenge, method: 'S256', state: 'st', resource: opts.resource ?? REST, scope: opts.scope }), { email: user.email, password: PASSWORD }, opts.redirect ?? REDIRECT)
   return { code: back.searchParams.get('code')!, verifier: p.verifier, back }
 }
 
@@ -382,4 +382,51 @@ t.test('the agent exemption needs a confidential client: a public client id prov
   const first = Number((await ts.get('/v1/orgs', `Bearer ${at}`)).headers.get('x-ratelimit-remaining'))
   const second = Number((await ts.get('/v1/orgs', `Bearer ${at}`)).headers.get('x-ratelimit-remaining'))
   t.equal(second, first - 1, 'a public client named as an agent is charged like any other')
+})
+
+t.test('a missing parameter is invalid_request (RFC 6749 §5.2, RFC 7009 §2.1), not a failed grant', async (t) => {
+  const cases: Array<[string, Record<string, string>]> = [
+    ['no grant_type', { client_id: clientId }],
+    ['authorization_code without code', { grant_type: 'authorization_code', redirect_uri: REDIRECT, code_verifier: 'x'.repeat(43), client_id: clientId }],
+    ['authorization_code without redirect_uri', { grant_type: 'authorization_code', code: 'abc', code_verifier: 'x'.repeat(43), client_id: clientId }],
+    ['refresh_token without refresh_token', { grant_type: 'refresh_token', client_id: clientId }],
+  ]
+  for (const [what, form] of cases) t.match(await token(form), { status: 400, body: { error: 'invalid_request', error_description: /is required/ } }, what)
+  const revoke = await fetch(`${issuer}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: clientId }) })
+  t.equal(revoke.status, 400, '/oauth/revoke without token')
+  t.match(await revoke.json(), { error: 'invalid_request', error_description: 'token is required.' })
+})
+
+t.test('a refresh asking for fewer scopes narrows that access token only; the sign-in keeps its scopes', async (t) => {
+  const c = await code(clientId)
+  const first = await token({ grant_type: 'authorization_code', code: c.code, redirect_uri: REDIRECT, code_verifier: c.verifier, client_id: clientId })
+  t.equal(first.body.scope, 'mcp:read mcp:write')
+  const narrow = await token({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: clientId, scope: 'mcp:read' })
+  t.equal(narrow.body.scope, 'mcp:read', 'the access token has the scope asked for')
+  const plain = await token({ grant_type: 'refresh_token', refresh_token: narrow.body.refresh_token, client_id: clientId })
+  t.equal(plain.body.scope, 'mcp:read mcp:write', 'the next refresh without scope has the sign-in\'s scopes again')
+  const write = await token({ grant_type: 'refresh_token', refresh_token: plain.body.refresh_token, client_id: clientId, scope: 'mcp:write' })
+  t.equal(write.body.scope, 'mcp:write', 'and any of them can be asked for')
+})
+
+t.test("token exchange of an access token stays inside its sign-in: its scopes at most, revoked with it, never re-exchanged", async (t) => {
+  const agent = await issueClient(sql, ts.svc.pepper, { account: user.accountId, name: 'Agent', redirectUris: ['https://agent.example/cb'], scopes: ['mcp:read', 'mcp:write'], tokenExchange: true })
+  const agentAuth = 'Basic ' + Buffer.from(`${agent.clientId}:${agent.clientSecret}`).toString('base64')
+  const c = await code(clientId, { scope: 'mcp:read' })
+  const signIn = await token({ grant_type: 'authorization_code', code: c.code, redirect_uri: REDIRECT, code_verifier: c.verifier, client_id: clientId })
+  t.equal(signIn.body.scope, 'mcp:read')
+  const exchange = (subject: string, extra: Record<string, string> = {}) =>
+    token({ grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange', subject_token: subject, subject_token_type: 'urn:ietf:params:oauth:token-type:access_token', resource: REST, ...extra }, agentAuth)
+  t.match(await token({ grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange', subject_token_type: 'urn:ietf:params:oauth:token-type:access_token' }, agentAuth), { status: 400, body: { error: 'invalid_request', error_description: 'subject_token is required.' } })
+  const wider = await exchange(signIn.body.access_token, { scope: 'mcp:write' })
+  t.match(wider, { status: 400, body: { error: 'invalid_scope' } }, 'a scope the subject token does not grant is refused')
+  const e = await exchange(signIn.body.access_token)
+  t.equal(e.status, 200)
+  t.equal(e.body.scope, 'mcp:read', "the exchanged token has the subject's scopes, not all of the exchanging client's")
+  t.equal(e.body.refresh_token, undefined, 'and no refresh token')
+  t.equal((await ts.get('/v1/orgs', `Bearer ${e.body.access_token}`)).status, 200)
+  t.match(await exchange(e.body.access_token), { status: 400, body: { error: 'invalid_grant', error_description: /cannot exchange a token issued to itself/ } }, 'an exchanged token cannot be exchanged again to outlive its 15 minutes')
+  const revoked = await fetch(`${issuer}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: signIn.body.refresh_token, client_id: clientId }) })
+  t.equal(revoked.status, 200, 'the user ends the sign-in (RFC 7009)')
+  t.equal((await ts.get('/v1/orgs', `Bearer ${e.body.access_token}`)).status, 401, 'which ends what was exchanged from it')
 })
