@@ -18,5 +18,5 @@ export interface ServiceContext {
   /** For administration in this process (a limit changed here applies at the next request). */
   quota: QuotaService
   /** The `WWW-Authenticate` value of a 401 on a surface: Basic, and Bearer with the resource's OAuth metadata (and `error="invalid_token"` when the request presented a Bearer token). */
-  challenge(surface: 'rest' | 'mcp', authorization?: string): string
+  challenge(surface: 'rest' | 'mcp', authorization?: string, error?: 'invalid_token' | 'insufficient_scope'): string
 }

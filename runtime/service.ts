@@ -169,13 +169,17 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         failures: config.authFailures.ratePerSecond > 0 ? new BurstGuard({ enabled: true, ratePerSecond: config.authFailures.ratePerSecond, burst: config.authFailures.burst, clock }) : undefined,
       }),
     })
-    const challenge = (surface: 'rest' | 'mcp', authorization?: string) => {
+    const challenge = (surface: 'rest' | 'mcp', authorization?: string, error: 'invalid_token' | 'insufficient_scope' = 'invalid_token') => {
       const { issuer } = o.urls()
-      // A Bearer token was presented and refused: say so, as RFC 6750 asks, so a client refreshes rather than signs in.
-      const refused = authorization !== undefined && /^bearer /i.test(authorization) ? ', error="invalid_token"' : ''
+      // A Bearer token was presented and refused: say so, as RFC 6750 asks, so a client refreshes rather than signs in
+      // (invalid_token), or asks for the scope (insufficient_scope, with scope="mcp:read").
+      const presented = authorization !== undefined && /^bearer\b/i.test(authorization)
+      const refused = !presented ? '' : error === 'insufficient_scope' ? `, error="insufficient_scope"${surface === 'rest' ? ', scope="mcp:read"' : ''}` : ', error="invalid_token"'
       const bearer = surface === 'mcp'
         ? `Bearer resource_metadata="${issuer}/.well-known/oauth-protected-resource/v1/mcp", scope="mcp:read"${refused}`
         : `Bearer realm="orgscan", resource_metadata="${issuer}/.well-known/oauth-protected-resource/v1"${refused}`
+      // A 403 for a token's scope challenges that token only; a 401 offers both ways in.
+      if (error === 'insufficient_scope') return bearer
       const basic = 'Basic realm="orgscan", charset="UTF-8"'
       return surface === 'mcp' ? `${bearer}, ${basic}` : `${basic}, ${bearer}`
     }

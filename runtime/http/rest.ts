@@ -65,10 +65,13 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
       if (err.status === 401) err = new ApiError(err.code, err.message, { ...err.extras, headers: { ...err.extras.headers, 'WWW-Authenticate': ctx.challenge('rest', authorization) } })
       return sendError(res, err, vh)
     }
-    // An OAuth token reads with the read scope (API keys always read).
-    const out = principal.scopes && !principal.scopes.includes('mcp:read')
+    // An OAuth token reads with the read scope (API keys always read); without it, RFC 6750's insufficient_scope
+    // challenge names the scope, so a client knows to ask the user for it.
+    const unscoped = principal.scopes !== undefined && !principal.scopes.includes('mcp:read')
+    const out = unscoped
       ? await ctx.pipeline.refuse(principal, new ApiError('forbidden', 'This access token was not granted the mcp:read scope, which reading needs.', { scope: 'mcp:read' }))
       : await ctx.pipeline.execute(principal, operation(params, qs), 'rest')
+    if (unscoped) vh['WWW-Authenticate'] = ctx.challenge('rest', 'Bearer', 'insufficient_scope')
     // vh is this request's own object: the answer's headers are added to it.
     const headers = out.rate ? Object.assign(vh, out.rate.headers) : vh
     if (!out.ok) return sendError(res, out.error, headers)

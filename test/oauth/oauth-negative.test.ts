@@ -329,6 +329,7 @@ t.test('a token without mcp:read: 403 on REST with the rate-limit headers, no or
   t.equal(r.status, 403)
   t.match(r.body.error, { code: 'forbidden', scope: 'mcp:read' })
   t.match(r.headers.get('x-ratelimit-remaining'), /^\d+$/, 'the 403 carries the rate-limit headers')
+  t.match(r.headers.get('www-authenticate'), /^Bearer realm="orgscan", resource_metadata="[^"]+", error="insufficient_scope", scope="mcp:read"/, 'and the RFC 6750 insufficient_scope challenge naming the scope')
   const again = await ts.get('/v1/orgs', `Bearer ${rest.token}`)
   t.equal(again.headers.get('x-ratelimit-remaining'), r.headers.get('x-ratelimit-remaining'), 'and is not charged')
   const mcp = await ts.svc.oauth.tokens.issue({ userId: user.id, clientId, scopes: ['mcp:write'], resource: ts.svc.mcpUrl, family })
