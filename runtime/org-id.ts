@@ -21,6 +21,11 @@ export function checksum(id15: string): string {
   return out
 }
 
+/** Whether `raw` has the form of an org id (15 or 18 letters and digits); its checksum is not checked. */
+export function isOrgIdForm(raw: string): boolean {
+  return ID15.test(raw) || ID18.test(raw)
+}
+
 /** The canonical 18-character id, or a 400 for a malformed one; a wrong checksum is a 404 (no such org). */
 export function normalizeOrgId(raw: string, parameter = 'orgId'): string {
   if (ID15.test(raw)) return raw + checksum(raw)

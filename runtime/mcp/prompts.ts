@@ -13,6 +13,7 @@ import type { PromptArgument, PromptDeclaration, PromptStep } from '../define.ts
 import { isApiError } from '../errors.ts'
 import { RegistryError, type CompiledResource } from '../registry.ts'
 import type { McpTool } from './resource-tools.ts'
+import { isOrgIdForm } from '../org-id.ts'
 
 const REF = /\$(item|items)\.([A-Za-z][A-Za-z0-9]*)/g
 
@@ -54,6 +55,8 @@ export function argumentProblem(a: PromptArgument, value: string, resources: rea
     const values = enumValues(resources, a.complete)
     if (!values.includes(value)) return `${a.name} must be one of: ${values.join(', ')}.`
   }
+  // The form only (15 or 18 characters of an org id); whether the org exists is the tools' answer when they run.
+  if (a.complete === 'org' && !isOrgIdForm(value)) return `${a.name} must be a 15- or 18-character org id.`
   return undefined
 }
 

@@ -26,6 +26,14 @@ import { quotaTool, serverInfoTool } from './service-tools.ts'
 import { errorResult, type RawJson } from './tool-results.ts'
 import { asInvalidParams } from './invalid-params.ts'
 
+const VALUES_TEMPLATE_ENTRY = {
+  uriTemplate: VALUES_TEMPLATE,
+  name: 'filter-values',
+  title: 'Filter values of a field',
+  description: 'Type, operators and (for enums) the valid values of any filterable field of any list, e.g. resource://filter-values/issues/category.',
+  mimeType: 'application/json',
+}
+
 export const SERVER_INFO = { name: 'orgscan', title: 'Organization Scan Data Service', version: '1.0.0' }
 
 const INSTRUCTIONS =
@@ -118,14 +126,24 @@ export function createMcpServer(d: McpServerDeps): Server {
     instructions: INSTRUCTIONS,
   })
   const definitions = [...catalog.tools.values()].map((t) => t.definition)
-  server.setRequestHandler('tools/list', async () => ({ tools: definitions }))
+  // Every list is one page (no nextCursor is ever given), so any cursor is one this server did not issue.
+  const noCursor = (method: string, params: { cursor?: string } | undefined) => {
+    if (params?.cursor !== undefined) throw invalid(`Invalid cursor for ${method}: this server lists everything in one page and gives no cursors.`)
+  }
+  server.setRequestHandler('tools/list', async (req) => {
+    noCursor('tools/list', req.params)
+    return { tools: definitions }
+  })
   server.setRequestHandler('tools/call', async (req, ctx): Promise<CallToolResult> => {
     const tool = catalog.tools.get(req.params.name)
     if (!tool) throw invalid(`Unknown tool: ${req.params.name}`)
     return callTool(d, tool, req.params.arguments, principalOf(ctx), (ctx.http?.authInfo?.extra as { rawJson?: RawJson } | undefined)?.rawJson)
   })
 
-  server.setRequestHandler('prompts/list', async () => ({ prompts: [...catalog.prompts.values()].map((p) => p.definition) }))
+  server.setRequestHandler('prompts/list', async (req) => {
+    noCursor('prompts/list', req.params)
+    return { prompts: [...catalog.prompts.values()].map((p) => p.definition) }
+  })
   server.setRequestHandler('prompts/get', async (req) => {
     const p = catalog.prompts.get(req.params.name)
     if (!p) throw invalid(`Unknown prompt: ${req.params.name}`)
@@ -139,40 +157,38 @@ export function createMcpServer(d: McpServerDeps): Server {
     return renderPrompt(p, args, new Date(d.clock()).toISOString().slice(0, 10))
   })
 
-  server.setRequestHandler('resources/list', async () => ({
-    resources: listedLookups(catalog.resources).map((l) => ({ uri: l.uri, name: l.name, title: l.title, description: l.description, mimeType: 'application/json' })),
-  }))
-  server.setRequestHandler('resources/templates/list', async () => ({
-    resourceTemplates: [
-      {
-        uriTemplate: VALUES_TEMPLATE,
-        name: 'filter-values',
-        title: 'Filter values of a field',
-        description: 'Type, operators and (for enums) the valid values of any filterable field of any list, e.g. resource://filter-values/issues/category.',
-        mimeType: 'application/json',
-      },
-    ],
-  }))
+  server.setRequestHandler('resources/list', async (req) => {
+    noCursor('resources/list', req.params)
+    return { resources: listedLookups(catalog.resources).map((l) => ({ uri: l.uri, name: l.name, title: l.title, description: l.description, mimeType: 'application/json' })) }
+  })
+  server.setRequestHandler('resources/templates/list', async (req) => {
+    noCursor('resources/templates/list', req.params)
+    return { resourceTemplates: [VALUES_TEMPLATE_ENTRY] }
+  })
   server.setRequestHandler('resources/read', async (req) => {
     const doc = readLookup(catalog.resources, req.params.uri)
     if (!doc) throw new ProtocolError(ProtocolErrorCode.ResourceNotFound, `Resource not found: ${req.params.uri}`)
     return { contents: [{ uri: doc.uri, mimeType: 'application/json', text: JSON.stringify(doc.body()) }] }
   })
 
+  const knownUris = new Set([...catalogs(catalog.resources).map((c) => c.uri), ...listedLookups(catalog.resources).map((l) => l.uri)])
   server.setRequestHandler('completion/complete', async (req, ctx) => {
     const principal = principalOf(ctx)
     const { ref, argument } = req.params
     const prefix = argument.value ?? ''
     let values: readonly string[] = []
     if (ref.type === 'ref/prompt') {
-      const a = catalog.prompts.get(ref.name)?.decl.arguments.find((x) => x.name === argument.name)
+      const prompt = catalog.prompts.get(ref.name)
+      if (!prompt) throw invalid(`Unknown prompt: ${ref.name}`)
+      const a = prompt.decl.arguments.find((x) => x.name === argument.name)
       // The org ids are data that reading needs mcp:read for, like list_orgs.
       if (a?.complete === 'org') values = scopesOf(principal).includes('mcp:read') ? await orgIds(d, catalog, principal) : []
       else if (a?.complete) values = enumValues(catalog.resources, a.complete)
     } else if (ref.type === 'ref/resource' && ref.uri === VALUES_TEMPLATE) {
       if (argument.name === 'resource') values = catalog.resources.filter((c) => c.decl.filterable?.length).map((c) => c.name)
       else if (argument.name === 'field') values = catalog.resources.find((c) => c.name === req.params.context?.arguments?.resource)?.decl.filterable ?? []
-    } else if (ref.type === 'ref/resource' && !catalogs(catalog.resources).some((c) => c.uri === ref.uri)) {
+    } else if (ref.type === 'ref/resource' && !knownUris.has(ref.uri)) {
+      // A resource of resources/list or a catalog has no arguments to complete (an empty answer); others are unknown.
       throw invalid(`Unknown resource: ${ref.uri}`)
     }
     const matching = values.filter((v) => v.toLowerCase().startsWith(prefix.toLowerCase()))

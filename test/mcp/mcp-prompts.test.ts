@@ -35,6 +35,17 @@ t.test('the five prompts are offered, with their arguments', async (t) => {
   t.ok(done.completion.values.includes(org.salesforceId), 'orgId completes to the caller orgs')
   const cat = await client.complete({ ref: { type: 'ref/prompt', name: 'top_priority_fixes' }, argument: { name: 'category', value: 'sec' } })
   t.same(cat.completion.values, ['security'])
+  await t.rejects(client.complete({ ref: { type: 'ref/prompt', name: 'no_such_prompt' }, argument: { name: 'orgId', value: '' } }), { code: -32602, message: /Unknown prompt: no_such_prompt/ }, 'an unknown prompt is -32602, not an empty completion')
+  const { resources } = await client.listResources()
+  for (const r of resources) {
+    const none = await client.complete({ ref: { type: 'ref/resource', uri: r.uri }, argument: { name: 'x', value: '' } })
+    t.same(none.completion, { values: [], total: 0, hasMore: false }, `${r.uri}: a listed resource has nothing to complete, and is not unknown`)
+  }
+  await t.rejects(client.complete({ ref: { type: 'ref/resource', uri: 'resource://nothing-here' }, argument: { name: 'x', value: '' } }), { code: -32602 })
+  // Every list is one page: a cursor can only be one this server never gave.
+  for (const list of [() => client.listTools({ cursor: 'abc' }), () => client.listPrompts({ cursor: 'abc' }), () => client.listResources({ cursor: 'abc' }), () => client.listResourceTemplates({ cursor: 'abc' })]) {
+    await t.rejects(list(), { code: -32602, message: /Invalid cursor/ })
+  }
 })
 
 for (const p of declared) {
@@ -95,9 +106,12 @@ t.test('a prompt argument that is not a valid value is refused (-32602), never r
     ['unused_field_cleanup', { percent: 'abc' }],
     ['top_priority_fixes', { category: 'bogus' }],
     ['top_priority_fixes', { category: 'security),or(eq(priority,1)' }],
+    ['security_risk_audit', { orgId: 'x") ; bad' }],
+    ['security_risk_audit', { orgId: '00D5g000004ZxQ' }],
   ] as const) {
     await t.rejects(get(name, args), { code: -32602 }, `${name} ${JSON.stringify(args)}`)
   }
+  await t.rejects(get('security_risk_audit', { orgId: 'x") ; bad' }), { message: /orgId must be a 15- or 18-character org id/ }, 'orgId is checked like the others')
   const plan = async (name: string, args: Record<string, string>) =>
     JSON.parse(((await get(name, args)).messages[1].content as { resource: { text: string } }).resource.text) as { steps: Step[] }
   t.match((await plan('unused_field_cleanup', { percent: '2.5' })).steps[0].arguments.filter, /lt\(percentPopulated,2\.5\)/, 'a decimal percent is used as given')
