@@ -192,7 +192,14 @@ export function buildMcpRouter(d: McpEndpointDeps) {
       body,
     })
     if (route.kind !== 'legacy') {
-      return sendWebResponse(res, await modern.fetch(toWebRequest(req), { parsedBody: body, authInfo: authInfoOf(principal) }), headers)
+      // The transport's checks of the 2025 era hold in the 2026 era too (the SDK's handler does not make them).
+      const id = isJsonObject(body) ? body.id : undefined
+      if (!isJsonContentType(req.headers['content-type'])) return sendRpcError(res, 415, RPC.invalidRequest, 'Unsupported Media Type: Content-Type must be application/json.', { id, headers })
+      const accept = req.headers.accept ?? ''
+      if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+        return sendRpcError(res, 406, RPC.invalidRequest, 'Not Acceptable: the client must accept both application/json and text/event-stream.', { id, headers })
+      }
+      return sendWebResponse(res, await modern.fetch(toWebRequest(req), { parsedBody: body, authInfo: authInfoOf(principal) }), { 'Cache-Control': 'no-store', ...headers })
     }
     return legacy(req, res, headers, body, principal)
   }

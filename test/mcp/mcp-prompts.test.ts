@@ -43,7 +43,8 @@ t.test('the five prompts are offered, with their arguments', async (t) => {
   }
   await t.rejects(client.complete({ ref: { type: 'ref/resource', uri: 'resource://nothing-here' }, argument: { name: 'x', value: '' } }), { code: -32602 })
   // Every list is one page: a cursor can only be one this server never gave.
-  for (const list of [() => client.listTools({ cursor: 'abc' }), () => client.listPrompts({ cursor: 'abc' }), () => client.listResources({ cursor: 'abc' }), () => client.listResourceTemplates({ cursor: 'abc' })]) {
+  const lists: Array<() => Promise<unknown>> = [() => client.listTools({ cursor: 'abc' }), () => client.listPrompts({ cursor: 'abc' }), () => client.listResources({ cursor: 'abc' }), () => client.listResourceTemplates({ cursor: 'abc' })]
+  for (const list of lists) {
     await t.rejects(list(), { code: -32602, message: /Invalid cursor/ })
   }
 })

@@ -238,6 +238,21 @@ t.test("a 2025-era notifications/cancelled cannot cancel anyone's request: the s
   t.same(answer.body.result.content, [{ type: 'text', text: 'done' }], 'with its result')
 })
 
+t.test('2026-era requests: Accept and Content-Type are checked as in the 2025 era, and answers are no-store', async (t) => {
+  const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'raw-test', version: '1.0.0' } }
+  const body = { jsonrpc: '2.0', id: 8, method: 'tools/list', params: { _meta: envelope } }
+  const headers = { authorization: auth, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' }
+  const ok = await rpc(url, body, headers)
+  t.equal(ok.status, 200)
+  t.ok(Array.isArray(ok.body.result.tools))
+  t.equal(ok.headers.get('cache-control'), 'no-store', 'no-store, as every MCP answer')
+  const html = await rpc(url, body, { ...headers, accept: 'text/html' })
+  t.equal(html.status, 406, 'a client that does not accept JSON and event streams: 406')
+  t.match(html.body, { id: 8, error: { code: -32600, message: /Not Acceptable/ } })
+  const text = await rpc(url, JSON.stringify(body), { ...headers, 'content-type': 'text/plain' })
+  t.equal(text.status, 415, 'a body that is not declared JSON: 415')
+})
+
 t.test('version lifecycle: the unversioned /mcp before and after its sunset; /v1/mcp deprecated then removed', async (t) => {
   const legacyUrl = url.replace('/v1/mcp', '/mcp')
   const saved = now
