@@ -104,6 +104,14 @@ interface SocketState {
 }
 
 /** An answer written on the socket itself (the request could not be parsed): the envelope, and a request id as on every answer. */
+/** The answer's request id: the caller's `X-Request-Id` when well formed, else a new one. */
+function assignRequestId(req: IncomingMessage, res: ServerResponse): string {
+  const incoming = req.headers['x-request-id']
+  const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
+  ;(res as Response).requestId = id
+  return id
+}
+
 function decodable(path: string): boolean {
   try {
     decodeURIComponent(path)
@@ -160,9 +168,7 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     st.lastRes = res
     if (life) life.inFlight++
     // Every answer carries a request id (the caller's, when well formed) for logs and support.
-    const incoming = req.headers['x-request-id']
-    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
-    ;(res as Response).requestId = requestId
+    const requestId = assignRequestId(req, res)
     // Done when the response closes, or its connection does first (a pipelined response queued behind a stalled one).
     whenResponseDone(res, () => {
       if (life) life.inFlight--
@@ -211,6 +217,8 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
   if (opts.idleSocketMs) server.setTimeout(opts.idleSocketMs)
   // Node answers an unexpected `Expect` with a bodiless 417 unless this event is handled.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    // Answered without the request handler: the id is given here, as every answer carries one.
+    assignRequestId(req, res)
     const headers = opts.headersFor?.((req.url ?? '/').split('?')[0])
     sendError(res, new ApiError('expectation_failed', `Expect: ${String(req.headers.expect).slice(0, 64)} is not supported; only 100-continue is.`, { headers: { Connection: 'close' } }), headers instanceof ApiError ? headers.extras.headers : headers)
   })

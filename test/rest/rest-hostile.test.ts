@@ -163,6 +163,11 @@ t.test("Node's own rejections carry the error envelope too", async (t) => {
   const expect = answers(await raw(`GET ${base}/fields HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nAuthorization: ${auth}\r\n\r\n`))
   t.equal(expect[0].status, 417, 'Expect other than 100-continue → 417')
   t.same(expect[0].body.error, { status: 417, title: 'Expectation Failed', detail: expect[0].body.error.detail, code: 'expectation_failed' })
+  for (const path of [`${base}/fields`, '/v1/mcp', '/nope']) {
+    const text = await raw(`GET ${path} HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nX-Request-Id: trace-417\r\nAuthorization: ${auth}\r\n\r\n`)
+    t.match(text, /^HTTP\/1\.1 417 /, `${path}: 417`)
+    t.match(text, /\r\nX-Request-Id: trace-417\r\n/, `${path}: the 417 carries the request id, as every answer`)
+  }
   const garbage = answers(await raw('NOT HTTP AT ALL\r\n\r\n'))
   t.equal(garbage[0].status, 400)
   t.equal(garbage[0].body.error.code, 'invalid_parameter')
