@@ -1,7 +1,8 @@
 /**
  * The human API reference at `GET /docs`: Swagger UI, served from the installed `swagger-ui-dist` package (no CDN:
  * it works with no internet), reading `GET /v1/openapi.json`. "Try it out" sends requests from the browser with the
- * credentials the reader enters (Basic with an API key, or a Bearer token). Unauthenticated, free.
+ * credentials the reader enters (Basic with an API key, or OAuth: "Authorize" signs in with PKCE through a client whose
+ * redirect URI is `<origin>/docs/oauth2-redirect.html`). Unauthenticated, free.
  */
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -13,6 +14,9 @@ import type { Routes } from './server.ts'
 const ASSETS: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',
   'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  // Where the OAuth sign-in of "Authorize" comes back to (register it as the client's redirect URI).
+  'oauth2-redirect.html': 'text/html; charset=utf-8',
+  'oauth2-redirect.js': 'text/javascript; charset=utf-8',
 }
 
 const PAGE = `<!doctype html>
@@ -29,7 +33,10 @@ const INIT = `window.ui = SwaggerUIBundle({
   defaultModelsExpandDepth: 0,
   tryItOutEnabled: false,
   persistAuthorization: false,
+  oauth2RedirectUrl: window.location.origin + '/docs/oauth2-redirect.html',
 })
+// The authorization server requires PKCE (S256) of every client.
+window.ui.initOAuth({ usePkceWithAuthorizationCodeGrant: true })
 `
 
 const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'"
