@@ -93,6 +93,10 @@ export function mcpReference(catalog: McpCatalog, examples: DocExamples = loadDo
     '',
     '## Tools',
     '',
+    'The example answers were recorded on the test data set (`orgscan seed --scale 0.02`; test/docs/docs-examples.test.ts',
+    'replays every call). The demo data of a first `npm start` is seeded at scale 1, with more records: its ids',
+    'and bodies differ.',
+    '',
   )
   for (const t of catalog.tools.values()) {
     const d = t.definition
