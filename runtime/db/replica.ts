@@ -101,7 +101,7 @@ function lsnBytes(lsn: string): bigint {
 
 /** Asks the replica (and the primary, for the lag) within `ms`; never throws. */
 export async function replicaStatus(primary: postgres.Sql, replica: postgres.Sql, ms: number): Promise<ReplicaStatus> {
-  const within = <T>(q: PromiseLike<T> & { cancel?: () => unknown }) => raceDeadline(q, { ms, cancel: true, expired: () => new Error('no answer in time') })
+  const within = <T>(q: PromiseLike<T>) => raceDeadline(q, { ms, expired: () => new Error('no answer in time') })
   try {
     const [r] = await within(replica<{ standby: boolean; replay: string | null; pause: string | null }[]>`
       SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS replay,

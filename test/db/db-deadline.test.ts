@@ -2,6 +2,8 @@
 import { t } from '../helpers/file-test.ts'
 import { raceDeadline, withDeadline } from '../../runtime/db/deadline.ts'
 import { ApiError } from '../../runtime/errors.ts'
+import postgres from 'postgres'
+import { postgresForTest } from '../helpers/test-db.ts'
 
 function fakeQuery<T>() {
   let resolve!: (v: T) => void
@@ -23,12 +25,32 @@ t.test('withDeadline: an answer in time passes through', async (t) => {
   t.equal(q.cancelled + f.q.cancelled, 0, 'nothing cancelled')
 })
 
-t.test('withDeadline: no answer in time is a 503 and the query is cancelled', async (t) => {
+t.test('withDeadline: no answer in time is a 503, and the query is left to finish (never cancelled)', async (t) => {
   const { q, resolve } = fakeQuery<number>()
   const err = await withDeadline(q, 20).then(() => undefined, (e: unknown) => e)
   t.ok(err instanceof ApiError && err.code === 'service_unavailable', 'service_unavailable')
-  t.equal(q.cancelled, 1)
+  t.equal(q.cancelled, 0, 'cancelling a pipelined query would put the connection out of step (below)')
   resolve(1) // a late answer is dropped
+})
+
+const pg = await postgresForTest()
+t.test('on PostgreSQL, a deadline passing for a query queued behind another leaves every later answer its own', { skip: pg ? false : 'no PostgreSQL server at 127.0.0.1:5432 and TEST_DATABASE_URL unset' }, async (t) => {
+  if (!pg) return
+  t.teardown(() => pg.drop())
+  const sql = postgres(pg.databaseUrl, { max: 1, onnotice: () => undefined })
+  t.teardown(() => sql.end({ timeout: 1 }))
+  await sql`SELECT 1`
+  // Sent at once, in this order (postgres.js sends a query when it is awaited, or on execute()).
+  const slow = sql`SELECT 'slow' AS who, pg_sleep(0.4)`.execute()
+  const late = sql`SELECT 'late' AS who`.execute() // pipelined behind the slow one on the one connection
+  const mine = sql`SELECT 'mine' AS who`.execute()
+  const theirs = sql`SELECT 'theirs' AS who`.execute()
+  const missed = await withDeadline(late, 100).then(() => 'answered', (e: unknown) => e)
+  t.ok(missed instanceof ApiError && missed.code === 'service_unavailable', `the queued query misses its deadline (${String(missed)})`)
+  t.same((await mine).map((r) => r.who), ['mine'], 'the next query gets its own answer, not the late one\'s')
+  t.same((await theirs).map((r) => r.who), ['theirs'])
+  t.same((await slow).map((r) => r.who), ['slow'])
+  t.same((await sql`SELECT 'after' AS who`).map((r) => r.who), ['after'], 'and so does every query after')
 })
 
 t.test('raceDeadline: late outcomes go to the callbacks, never to the caller', async (t) => {
