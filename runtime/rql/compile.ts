@@ -94,7 +94,10 @@ class Compiler {
         // array parameter fails for booleans; text works for every kind.
         const type = sqlType(spec)
         const texts = list.map((v) => (typeof v === 'string' ? v : String(v)))
-        const any = list.length > 0 ? `${expr} = ANY(${this.bind(texts)}::text[]${type === 'text' ? '' : `::${type}[]`})` : ''
+        // Cast once, in a sub-select PostgreSQL evaluates before the scan: a plain `$n::text[]::timestamptz[]` is cast
+        // again for every row under the generic plan (measured: 370 dates over 100,000 rows, 13 s against 0.2 s).
+        const param = () => `${this.bind(texts)}::text[]`
+        const any = list.length > 0 ? `${expr} = ANY(${type === 'text' ? param() : `ARRAY(SELECT unnest(${param()})::${type})`})` : ''
         if (n.op === 'in') {
           if (!hasNull) return any
           return any ? `(${expr} IS NULL OR ${any})` : `${expr} IS NULL`
