@@ -191,12 +191,11 @@ export type AdminOp = keyof typeof ADMIN_OPS
  * The first problem of `args` for `op`, with the argument it concerns (`account`, `dailyLimit`, …), or undefined; the
  * CLI checks its arguments with it before any call, to name its own option and exit as a usage error.
  */
-export function adminArgsProblem(op: AdminOp, args: unknown): { argument: string; problem: string } | undefined {
+export function adminArgsProblem(op: AdminOp, args: unknown): { argument: string; problem: string; given: unknown } | undefined {
   const parsed = v.safeParse(ADMIN_OPS[op].args, args)
   if (parsed.success) return undefined
   const issue = parsed.issues[0]
-  const argument = issue.path?.map((p) => String(p.key)).join('.') ?? ''
-  return { argument, problem: issue.message }
+  return { argument: String(issue.path?.[0]?.key ?? ''), problem: issue.message, given: issue.input }
 }
 
 /** Validates the arguments and runs the operation; throws AdminError for bad arguments. */

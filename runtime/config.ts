@@ -227,13 +227,12 @@ export function workersProblem(c: Pick<Config, 'workers' | 'databaseUrl'>): stri
  * `orgscan serve` only, as `workersProblem`.
  */
 export function portsProblem(c: Pick<Config, 'port' | 'mcp' | 'admin'>): string | undefined {
-  const listeners: Array<[string, number | undefined]> = [['the public port (PORT or --port)', c.port], ['MCP_PORT', c.mcp.port], ['ORGSCAN_ADMIN_PORT', c.admin.port]]
-  for (let i = 0; i < listeners.length; i++) {
-    for (let j = i + 1; j < listeners.length; j++) {
-      const [a, pa] = listeners[i]
-      const [b, pb] = listeners[j]
-      if (pa !== undefined && pa !== 0 && pa === pb) return `${b} and ${a} are both ${pa}: each listener needs a port of its own (leave MCP_PORT unset to serve MCP on the public port).`
-    }
+  const taken = new Map<number, string>()
+  for (const [name, port] of [['the public port (PORT or --port)', c.port], ['MCP_PORT', c.mcp.port], ['ORGSCAN_ADMIN_PORT', c.admin.port]] as const) {
+    if (port === undefined || port === 0) continue
+    const first = taken.get(port)
+    if (first) return `${name} and ${first} are both ${port}: each listener needs a port of its own (leave MCP_PORT unset to serve MCP on the public port).`
+    taken.set(port, name)
   }
   return undefined
 }

@@ -173,8 +173,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       const { issuer } = o.urls()
       // A Bearer token was presented and refused: say so, as RFC 6750 asks, so a client refreshes rather than signs in
       // (invalid_token), or asks for the scope (insufficient_scope, with scope="mcp:read").
-      const presented = authorization !== undefined && /^bearer\b/i.test(authorization)
-      const refused = !presented ? '' : error === 'insufficient_scope' ? `, error="insufficient_scope"${surface === 'rest' ? ', scope="mcp:read"' : ''}` : ', error="invalid_token"'
+      const refused = error === 'insufficient_scope'
+        ? `, error="insufficient_scope"${surface === 'rest' ? ', scope="mcp:read"' : ''}`
+        : authorization !== undefined && /^bearer /i.test(authorization) ? ', error="invalid_token"' : ''
       const bearer = surface === 'mcp'
         ? `Bearer resource_metadata="${issuer}/.well-known/oauth-protected-resource/v1/mcp", scope="mcp:read"${refused}`
         : `Bearer realm="orgscan", resource_metadata="${issuer}/.well-known/oauth-protected-resource/v1"${refused}`

@@ -107,9 +107,8 @@ async function adminSession<T>(config: Config, io: CliIO, fn: (call: AdminCall) 
 /** The command-line name of an operation's argument: its option (`dailyLimit` → `--daily-limit`), or its positional. */
 const POSITIONAL: Record<string, string> = { id: 'the account ID', user: 'the USER id', keyId: 'the KEYID', clientId: 'the CLIENT id', name: '--name', redirectUris: '--redirect-uri', scopes: '--scope' }
 function cliName(op: AdminOp, argument: string): string {
-  const top = argument.split('.')[0]
-  if (op.startsWith('versions.') && top === 'name') return 'the version (v1, v2, …)'
-  return POSITIONAL[top] ?? `--${top.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`
+  if (op.startsWith('versions.') && argument === 'name') return 'the version (v1, v2, …)'
+  return POSITIONAL[argument] ?? `--${argument.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`
 }
 
 /**
@@ -119,8 +118,8 @@ function cliName(op: AdminOp, argument: string): string {
 function admin(config: Config, io: CliIO, op: AdminOp, args: Record<string, unknown>, streams?: Streams): Promise<unknown> {
   const bad = adminArgsProblem(op, args)
   if (bad) {
-    const given = bad.argument.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], args)
-    throw new UsageError(`${cliName(op, bad.argument)} ${bad.problem}${typeof given === 'string' || typeof given === 'number' ? `, got ${JSON.stringify(given).slice(0, 80)}` : ''}.`)
+    const given = typeof bad.given === 'string' || typeof bad.given === 'number' ? `, got ${JSON.stringify(bad.given).slice(0, 80)}` : ''
+    throw new UsageError(`${cliName(op, bad.argument)} ${bad.problem}${given}.`)
   }
   return adminSession(config, io, (call) => call(op, args, streams))
 }

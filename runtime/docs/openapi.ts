@@ -11,6 +11,7 @@ import { exampleFilter } from '../examples.ts'
 import { loadDocExamples, shown, type DocExamples } from './doc-examples.ts'
 import { camel } from './client-types.ts'
 import { recordJsonSchema, type JsonSchema } from '../mcp/json-schema.ts'
+import { QUOTA_SCHEMA } from '../mcp/service-tools.ts'
 
 export const API_TITLE = 'orgscan — Organization Scan Data Service'
 
@@ -190,23 +191,7 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
       properties: { self: { type: 'string' }, next: { type: 'string' }, prev: { type: 'string' } },
       description: 'Relative links to this page and its neighbours.',
     },
-    QuotaWindow: {
-      type: 'object',
-      required: ['limit', 'remaining', 'resetAt'],
-      additionalProperties: false,
-      properties: { limit: { type: 'integer' }, remaining: { type: 'integer' }, resetAt: { type: 'string', format: 'date-time' } },
-    },
-    Quota: {
-      type: 'object',
-      required: ['data'],
-      additionalProperties: false,
-      properties: {
-        data: {
-          type: 'object', required: ['rateLimit'], additionalProperties: false,
-          properties: { rateLimit: { type: 'object', required: ['daily', 'monthly'], additionalProperties: false, properties: { daily: ref('QuotaWindow'), monthly: ref('QuotaWindow') } } },
-        },
-      },
-    },
+    Quota: QUOTA_SCHEMA,
     Versions: {
       type: 'object',
       required: ['versions'],

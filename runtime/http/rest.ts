@@ -71,7 +71,7 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
     const out = unscoped
       ? await ctx.pipeline.refuse(principal, new ApiError('forbidden', 'This access token was not granted the mcp:read scope, which reading needs.', { scope: 'mcp:read' }))
       : await ctx.pipeline.execute(principal, operation(params, qs), 'rest')
-    if (unscoped) vh['WWW-Authenticate'] = ctx.challenge('rest', 'Bearer', 'insufficient_scope')
+    if (unscoped) vh['WWW-Authenticate'] = ctx.challenge('rest', undefined, 'insufficient_scope')
     // vh is this request's own object: the answer's headers are added to it.
     const headers = out.rate ? Object.assign(vh, out.rate.headers) : vh
     if (!out.ok) return sendError(res, out.error, headers)

@@ -103,7 +103,6 @@ interface SocketState {
   lastRes?: ServerResponse
 }
 
-/** An answer written on the socket itself (the request could not be parsed): the envelope, and a request id as on every answer. */
 /** The answer's request id: the caller's `X-Request-Id` when well formed, else a new one. */
 function assignRequestId(req: IncomingMessage, res: ServerResponse): string {
   const incoming = req.headers['x-request-id']
@@ -128,6 +127,7 @@ function allowedMethods(routes: readonly Routes[], path: string): string[] {
   return out
 }
 
+/** An answer written on the socket itself (the request could not be parsed): the envelope, and a request id as on every answer. */
 function rawError(status: number, title: string, code: string, detail: string): string {
   const body = JSON.stringify({ error: { status, title, detail, code } })
   return `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`

@@ -93,6 +93,23 @@ export function directToolCall(m: PlainRequest, tools: ReadonlyMap<string, McpTo
   return { tool, args: p.arguments as Record<string, unknown> | undefined }
 }
 
+/**
+ * The Streamable HTTP transport's media checks of a POST, as the SDK's own transport makes them: the body declared JSON
+ * (else 415) and both JSON and event streams accepted (else 406). True when the request was refused (answered).
+ */
+function refusedMediaTypes(req: IncomingMessage, res: ServerResponse, id: unknown, headers: Record<string, string>): boolean {
+  if (!isJsonContentType(req.headers['content-type'])) {
+    sendRpcError(res, 415, RPC.invalidRequest, 'Unsupported Media Type: Content-Type must be application/json.', { id, headers })
+    return true
+  }
+  const accept = req.headers.accept ?? ''
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    sendRpcError(res, 406, RPC.invalidRequest, 'Not Acceptable: the client must accept both application/json and text/event-stream.', { id, headers })
+    return true
+  }
+  return false
+}
+
 /** A 200 JSON-RPC answer: text, or byte parts written one after the other in one corked write. */
 function writeAnswer(res: ServerResponse, body: Body, headers: Record<string, string>): void {
   res.writeHead(200, withRequestId(res, { 'Content-Type': 'application/json', 'Content-Length': bodyLength(body), 'Cache-Control': 'no-store', ...headers }))
@@ -193,12 +210,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     })
     if (route.kind !== 'legacy') {
       // The transport's checks of the 2025 era hold in the 2026 era too (the SDK's handler does not make them).
-      const id = isJsonObject(body) ? body.id : undefined
-      if (!isJsonContentType(req.headers['content-type'])) return sendRpcError(res, 415, RPC.invalidRequest, 'Unsupported Media Type: Content-Type must be application/json.', { id, headers })
-      const accept = req.headers.accept ?? ''
-      if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-        return sendRpcError(res, 406, RPC.invalidRequest, 'Not Acceptable: the client must accept both application/json and text/event-stream.', { id, headers })
-      }
+      if (refusedMediaTypes(req, res, isJsonObject(body) ? body.id : undefined, headers)) return
       return sendWebResponse(res, await modern.fetch(toWebRequest(req), { parsedBody: body, authInfo: authInfoOf(principal) }), { 'Cache-Control': 'no-store', ...headers })
     }
     return legacy(req, res, headers, body, principal)
@@ -213,11 +225,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     if (!isJsonObject(body)) {
       return sendRpcError(res, 400, RPC.invalidRequest, 'Invalid Request: one JSON-RPC message per request (no batches).', { headers })
     }
-    if (!isJsonContentType(req.headers['content-type'])) return sendRpcError(res, 415, RPC.invalidRequest, 'Unsupported Media Type: Content-Type must be application/json.', { id, headers })
-    const accept = req.headers.accept ?? ''
-    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-      return sendRpcError(res, 406, RPC.invalidRequest, 'Not Acceptable: the client must accept both application/json and text/event-stream.', { id, headers })
-    }
+    if (refusedMediaTypes(req, res, id, headers)) return
     // A request naming `initialize` needs no session; the server answers malformed params with −32602 (and no session).
     const initializing = (body as { method?: unknown }).method === 'initialize' && Object.hasOwn(body, 'id')
     // The SDK's check parses the whole message with its schema (about 15 µs); only a message naming the method can pass it.

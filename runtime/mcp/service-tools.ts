@@ -20,6 +20,22 @@ const windowSchema = {
     resetAt: { type: 'string', format: 'date-time' },
   },
   required: ['limit', 'remaining', 'resetAt'],
+  additionalProperties: false,
+}
+
+/** The quota answer, the same on both surfaces: `structuredContent` here, the body of REST's `/v1/account/quota` (its OpenAPI schema). */
+export const QUOTA_SCHEMA = {
+  type: 'object',
+  properties: {
+    data: {
+      type: 'object',
+      properties: { rateLimit: { type: 'object', properties: { daily: windowSchema, monthly: windowSchema }, required: ['daily', 'monthly'], additionalProperties: false } },
+      required: ['rateLimit'],
+      additionalProperties: false,
+    },
+  },
+  required: ['data'],
+  additionalProperties: false,
 }
 
 /** These tools take no arguments: any argument is `bad_filter` naming it, as on every other tool (free here, as the tools are). */
@@ -49,16 +65,7 @@ export function quotaTool(): McpTool {
       'get_account_quota',
       'Get account quota',
       "The account's request quota: limit, remaining and reset time of the daily and monthly windows (UTC calendar days and months). Shared by REST and MCP; reading it consumes nothing.",
-      {
-        properties: {
-          data: {
-            type: 'object',
-            properties: { rateLimit: { type: 'object', properties: { daily: windowSchema, monthly: windowSchema }, required: ['daily', 'monthly'] } },
-            required: ['rateLimit'],
-          },
-        },
-        required: ['data'],
-      },
+      QUOTA_SCHEMA,
     ),
     scope: 'mcp:read',
     async run(args, ctx) {
