@@ -4,9 +4,11 @@
  * audience: the REST API or the MCP endpoint) — behind a limit on failed authentications per client address.
  *
  * After `burst` failed authentications from one address (IPv6 by /64), refilled at `ratePerSecond`, further requests
- * from it are answered with a bare 429 (no body, no rate-limit headers, `Retry-After`) before any database work. A key
- * this process already verified (and still caches) keeps working from a throttled address; anything that would need
- * the database does not. Successful authentications take no token.
+ * from it are answered with a bare 429 (no body, no rate-limit headers, `Retry-After`) before any database work. The
+ * limit holds under concurrency: an API-key lookup takes its token before it starts and gives it back when it succeeds.
+ * A key this process already verified (and still caches) keeps working from a throttled address, and so does a valid
+ * OAuth access token (its signature is checked without the database); an API key that would need the database does
+ * not. Successful authentications take no token.
  */
 import type { IncomingMessage } from 'node:http'
 import { ApiError, isApiError, unauthorized } from '../errors.ts'
@@ -29,7 +31,7 @@ export interface AuthenticateDeps {
 }
 
 function throttled(seconds: number): ApiError {
-  return new ApiError('authentication_throttled', 'Too many failed authentications from this address.', { bare: true, retryAfterSeconds: seconds })
+  return new ApiError('authentication_throttled', 'Too many failed authentications from this address.', { bare: true, retryAfterSeconds: Math.max(1, seconds) })
 }
 
 const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i
@@ -60,28 +62,47 @@ export function authorizationOf(req: IncomingMessage): string | undefined {
 }
 
 export function createAuthenticate(d: AuthenticateDeps): (authorization: string | undefined, client: Client, surface: Surface) => Promise<Principal> {
+  /**
+   * Counts a refusal that needed no database work, after the fact (nothing is awaited between the check and the
+   * count, so concurrency cannot overrun it): a 401, or the bare 429 once the address is out of tokens.
+   */
+  const refused = (address: string | undefined, e: unknown): unknown => {
+    if (!d.failures || !isApiError(e) || e.code !== 'unauthorized') return e
+    return d.failures.allow(address) ? e : throttled(d.failures.waitSeconds(address))
+  }
   return async (authorization, client, surface) => {
     const address = client.remoteAddress
-    const wait = d.failures?.waitSeconds(address) ?? 0
-    try {
-      if (authorization === SEVERAL_AUTHORIZATIONS) throw unauthorized('Send one Authorization header, not several.')
-      if (d.bearer && authorization !== undefined && /^bearer /i.test(authorization)) {
-        const m = BEARER.exec(authorization)
-        if (!m) throw unauthorized('Malformed Bearer token.')
-        if (wait > 0) throw unauthorized('Too many failed authentications.')
+    if (authorization === SEVERAL_AUTHORIZATIONS) throw refused(address, unauthorized('Send one Authorization header, not several.'))
+    if (d.bearer && authorization !== undefined && /^bearer /i.test(authorization)) {
+      const m = BEARER.exec(authorization)
+      if (!m) throw refused(address, unauthorized('Malformed Bearer token.'))
+      // Checked whatever the address's failures: the signature is verified without the database, and only a token the
+      // service signed reaches it (once per cache time, refusals included: runtime/oauth/access-tokens.ts). So a flood of
+      // bad credentials from a shared address cannot lock out a valid token, and costs the database nothing.
+      try {
         return await d.bearer.authenticate(m[1], surface)
+      } catch (e) {
+        throw refused(address, e)
       }
-      // A header this process verified while its key is cached (runtime/auth/api-keys.ts).
-      const known = authorization !== undefined ? d.keys.verifiedHeader(authorization, client) : undefined
-      if (known) return known
-      const creds = parseBasic(authorization)
-      if (!creds) throw unauthorized('Authentication required: send HTTP Basic credentials (API key id and secret).')
-      return await d.keys.authenticate(creds, { cachedOnly: wait > 0, header: authorization, connection: client })
+    }
+    // A header this process verified while its key is cached (runtime/auth/api-keys.ts).
+    const known = authorization !== undefined ? d.keys.verifiedHeader(authorization, client) : undefined
+    if (known) return known
+    const creds = parseBasic(authorization)
+    if (!creds) throw refused(address, unauthorized('Authentication required: send HTTP Basic credentials (API key id and secret).'))
+    // The lookup takes a token before it starts and gives it back when it succeeds: N requests arriving at once start at
+    // most as many lookups as the address has tokens (checking first and counting after let all N reach the database).
+    // Without a token only a key this process has cached can succeed.
+    const granted = d.failures?.allow(address) ?? true
+    try {
+      const principal = await d.keys.authenticate(creds, { cachedOnly: !granted, header: authorization, connection: client })
+      if (granted) d.failures?.giveBack(address)
+      return principal
     } catch (e) {
-      if (isApiError(e) && e.code === 'unauthorized') {
-        if (wait > 0) throw throttled(wait)
-        d.failures?.allow(address)
-      }
+      const failure = isApiError(e) && e.code === 'unauthorized'
+      // Not a failed authentication (the database did not answer): the token goes back.
+      if (!failure && granted) d.failures?.giveBack(address)
+      if (failure && !granted) throw throttled(d.failures!.waitSeconds(address))
       throw e
     }
   }

@@ -4,8 +4,9 @@
  * the signature (a key of the service), the issuer, the audience of the surface it is presented to, the expiry (by
  * the injected clock), and then the database, at most once per `cacheMs` per token: the user still exists and its
  * tokens were not ended by an administrator after this one was issued, the client is not revoked, neither the token
- * nor its family was revoked. The scopes a token grants are its own scopes limited to the client's current scopes,
- * so narrowing a client applies to the next call of every token it holds.
+ * nor its family was revoked. A refusal is remembered like an answer (each of those is final). The scopes a token
+ * grants are its own scopes limited to the client's current scopes, so narrowing a client applies to the next call of
+ * every token it holds.
  */
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
 import { randomUUID } from 'node:crypto'
@@ -36,7 +37,8 @@ export interface IssueInput {
 }
 
 interface Checked {
-  principal: Principal
+  /** undefined: the database refused the token (revoked, its user or client gone). */
+  principal: Principal | undefined
   at: number
 }
 
@@ -106,13 +108,28 @@ export class AccessTokens {
   async authenticate(token: string, audience: string): Promise<Principal> {
     const c = await this.claims(token, audience)
     const hit = this.cache.get(c.jti)
-    if (hit && this.clock() - hit.at < this.opts.cacheMs) return hit.principal
-    const principal = await this.check(c)
-    if (this.opts.cacheMs > 0) {
-      if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!)
-      this.cache.set(c.jti, { principal, at: this.clock() })
+    if (hit && this.clock() - hit.at < this.opts.cacheMs) {
+      if (hit.principal === undefined) throw invalidToken()
+      return hit.principal
     }
+    let principal: Principal | undefined
+    try {
+      principal = await this.check(c)
+    } catch (e) {
+      // A refusal is remembered like an answer: a revoked token presented again and again costs the database one
+      // lookup per cache time, however many requests carry it (the failed-authentication limit does not stop it).
+      if (e instanceof ApiError && e.code === 'unauthorized') this.remember(c.jti, undefined)
+      throw e
+    }
+    this.remember(c.jti, principal)
     return principal
+  }
+
+  private remember(jti: string, principal: Principal | undefined): void {
+    if (this.opts.cacheMs <= 0) return
+    this.cache.delete(jti)
+    if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!)
+    this.cache.set(jti, { principal, at: this.clock() })
   }
 
   private async check(c: AccessTokenClaims): Promise<Principal> {

@@ -158,15 +158,24 @@ export function authorizeHandlers(o: OAuthContext): Record<'authorize' | 'signIn
       const email = (form.get('email') ?? '').trim().slice(0, 320)
       const password = (form.get('password') ?? '').slice(0, 200)
       const again = (status: number, error: string) => showSignIn(res, c, status, { email, error })
-      const wait = o.signInFailures.waitSeconds(req.socket.remoteAddress)
-      if (wait > 0) return again(429, `Too many failed sign-ins from this address; try again in ${wait} seconds.`)
-      const [u] = await o.sql`SELECT id::text AS id, password_hash FROM users WHERE lower(email) = lower(${email})`
-      const ok = await verifyPassword(password, u?.password_hash as string | null | undefined)
-      if (!ok || !u) {
-        o.signInFailures.allow(req.socket.remoteAddress)
-        return again(400, 'Wrong e-mail or password.')
+      // The attempt takes its token before the password is checked and gives it back when it succeeds: attempts sent at
+      // once can check at most as many passwords as the address has tokens.
+      const address = req.socket.remoteAddress
+      if (!o.signInFailures.allow(address)) {
+        return again(429, `Too many failed sign-ins from this address; try again in ${Math.max(1, o.signInFailures.waitSeconds(address))} seconds.`)
       }
-      await proceed(res, c, u.id as string)
+      let u: { id: string; password_hash: string | null } | undefined
+      let ok = false
+      try {
+        ;[u] = await o.sql<{ id: string; password_hash: string | null }[]>`SELECT id::text AS id, password_hash FROM users WHERE lower(email) = lower(${email})`
+        ok = await verifyPassword(password, u?.password_hash)
+      } catch (e) {
+        o.signInFailures.giveBack(address)
+        throw e
+      }
+      if (!ok || !u) return again(400, 'Wrong e-mail or password.')
+      o.signInFailures.giveBack(address)
+      await proceed(res, c, u.id)
     },
 
     async consent(req, res) {

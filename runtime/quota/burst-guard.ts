@@ -93,6 +93,18 @@ export class BurstGuard {
     return tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / this.rate))
   }
 
+  /**
+   * Returns a token `allow` took, for an event that turned out not to count (a lookup taken up front that succeeded).
+   * Counting before the outcome is known is what makes a limit hold under concurrency: N requests arriving at once can
+   * start at most as many lookups as the bucket holds, where checking first and counting after let all N through.
+   */
+  giveBack(address: string | undefined): void {
+    if (!this.enabled || !address) return
+    const b = this.buckets.get(clientKey(address))
+    // No bucket: it was swept or evicted as full, which a returned token cannot exceed.
+    if (b) b.tokens = Math.min(this.burst, b.tokens + 1)
+  }
+
   /** Buckets currently held. */
   get size(): number {
     return this.buckets.size

@@ -4,6 +4,7 @@
  * in a real browser by test/oauth/oauth-pages.test.ts.
  */
 import { createHash, randomBytes } from 'node:crypto'
+import { Agent, fetch as undiciFetch } from 'undici'
 
 export function pkce(): { verifier: string; challenge: string } {
   const verifier = randomBytes(32).toString('base64url')
@@ -20,6 +21,12 @@ export interface Page {
 /** A cookie-keeping client that does not follow redirects. */
 export class Browser {
   cookies = new Map<string, string>()
+  private readonly agent?: Agent
+
+  /** `localAddress`: the loopback address the browser connects from (127.0.0.x), to be told apart per address. */
+  constructor(opts: { localAddress?: string } = {}) {
+    if (opts.localAddress) this.agent = new Agent({ localAddress: opts.localAddress })
+  }
 
   async request(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<Page> {
     const headers: Record<string, string> = {}
@@ -29,7 +36,9 @@ export class Browser {
       headers['content-type'] = 'application/x-www-form-urlencoded'
       body = new URLSearchParams(init.form).toString()
     }
-    const r = await fetch(url, { method: init.method ?? (init.form ? 'POST' : 'GET'), headers, body, redirect: 'manual' })
+    const r = this.agent
+      ? await undiciFetch(url, { method: init.method ?? (init.form ? 'POST' : 'GET'), headers, body, redirect: 'manual', dispatcher: this.agent })
+      : await fetch(url, { method: init.method ?? (init.form ? 'POST' : 'GET'), headers, body, redirect: 'manual' })
     for (const c of r.headers.getSetCookie()) {
       const [pair] = c.split(';')
       const eq = pair.indexOf('=')

@@ -6,6 +6,7 @@ import { t } from '../helpers/file-test.ts'
 import { startTestService } from '../helpers/service.ts'
 import { authorizeUrl, Browser, pkce } from '../helpers/oauth.ts'
 import { loadConfig } from '../../runtime/config.ts'
+import { Agent, fetch as undiciFetch } from 'undici'
 
 // Time stands still unless a test moves it: the sign-in guard refills with time, and a slow machine must not make
 // it answer a twenty-first guess.
@@ -87,6 +88,21 @@ t.test('password guessing is bounded per address', async (t) => {
   t.equal(statuses.filter((s) => s === 400).length, 20, 'twenty wrong passwords are answered')
   t.equal(statuses.at(-1), 429, 'then the address waits')
   t.match(current.text, /Too many failed sign-ins/)
+})
+
+t.test('password guesses sent at once are bounded too: each takes its token before the password is checked', async (t) => {
+  // Its own address, with a full allowance of twenty (and of registrations).
+  const reg = await undiciFetch(`${issuer}/oauth/register`, { ...json('{"redirect_uris":["http://127.0.0.1:9/cb"]}'), dispatcher: new Agent({ localAddress: '127.0.0.52' }) })
+  t.equal(reg.status, 201)
+  const clientId = ((await reg.json()) as { client_id: string }).client_id
+  const browser = new Browser({ localAddress: '127.0.0.52' })
+  const page = await browser.open(authorizeUrl(issuer, { clientId, redirectUri: 'http://127.0.0.1:9/cb', challenge: pkce().challenge, method: 'S256' }))
+  t.equal(page.status, 200)
+  const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => browser.submit(page, { email: ts.seed.users[0].email, password: `at-once-${i}` })))
+  const statuses = answers.map((a) => a.status)
+  t.equal(statuses.filter((s) => s === 400).length, 20, 'twenty passwords checked, however many arrive together')
+  t.equal(statuses.filter((s) => s === 429).length, 20, 'the rest wait')
+  t.ok(answers.filter((a) => a.status === 429).every((a) => /Too many failed sign-ins from this address; try again in \d+ seconds/.test(a.text)))
 })
 
 t.test('a client name that could show as another name is refused; a long one is cut by characters', async (t) => {

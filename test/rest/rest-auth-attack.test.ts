@@ -5,7 +5,8 @@
  */
 import { t } from '../helpers/file-test.ts'
 import { Agent, request } from 'node:http'
-import { createAccount, createKey, revokeKey } from '../../runtime/admin.ts'
+import { createAccount, createKey, createUser, revokeKey } from '../../runtime/admin.ts'
+import { issueClient } from '../../runtime/oauth/clients.ts'
 import { startTestService, basic } from '../helpers/service.ts'
 
 let now = Date.parse('2026-11-23T12:00:00Z')
@@ -14,6 +15,9 @@ const ts = await startTestService(t, { seed: false, clock, config: { authCacheMs
 const account = await createAccount(ts.svc.db.sql, { name: 'Acme', dailyLimit: 100_000, monthlyLimit: 1_000_000 })
 const good = await createKey(ts.svc.db.sql, ts.svc.pepper, account.id)
 const goodAuth = basic(good.keyId, good.secret)
+const user = await createUser(ts.svc.db.sql, account.id, { email: 'dana@acme.example', name: 'Dana' })
+const client = await issueClient(ts.svc.db.sql, ts.svc.pepper, { account: account.id, name: 'Assistant', redirectUris: ['http://localhost/cb'], scopes: ['mcp:read'] })
+const bearerToken = (family: string) => ts.svc.oauth.tokens.issue({ userId: user.id, clientId: client.clientId, scopes: ['mcp:read'], resource: `${ts.url}/v1`, family })
 
 /** GET from a chosen loopback source address (127.0.0.x all reach the server on Linux). */
 function from(source: string, path: string, authorization?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
@@ -74,6 +78,53 @@ t.test('too many failed authentications from one address: a bare 429, for that a
   now += 1000
   t.equal((await from('127.0.0.31', '/v1/orgs', bad)).status, 401, 'one token back after a second: checked again')
   t.equal((await from('127.0.0.31', '/v1/orgs', bad)).status, 429)
+})
+
+t.test('failed authentications sent at once are bounded: each lookup takes its token before it starts', async (t) => {
+  const before = ts.svc.auth.lookups
+  const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => from('127.0.0.35', '/v1/orgs', basic(`osk_conc${'abcdefghijklmnopqrstuvwxyz234567'[i]}`.padEnd(24, 'q'), 'x'.repeat(43)))))
+  const statuses = answers.map((a) => a.status)
+  t.equal(statuses.filter((s) => s === 401).length, 5, 'five unknown keys looked up and refused (the burst)')
+  t.equal(statuses.filter((s) => s === 429).length, 25, 'the others shed')
+  t.equal(ts.svc.auth.lookups - before, 5, 'five database lookups, not thirty')
+  t.ok(answers.filter((a) => a.status === 429).every((a) => a.body === '' && Number(a.headers['retry-after']) >= 1), 'bare, with Retry-After')
+})
+
+t.test('successful lookups give their token back: many new valid keys at once from one address all work', async (t) => {
+  const keys = await Promise.all(Array.from({ length: 8 }, () => createKey(ts.svc.db.sql, ts.svc.pepper, account.id)))
+  const statuses: number[] = []
+  // Eight fresh keys (each needs a lookup) from one address with a burst of five: sent in two waves of four, each
+  // wave within the allowance, because every success returns its token.
+  for (const wave of [keys.slice(0, 4), keys.slice(4)]) statuses.push(...(await Promise.all(wave.map((k) => from('127.0.0.36', '/v1/orgs', basic(k.keyId, k.secret))))).map((a) => a.status))
+  t.same(statuses, Array(8).fill(200))
+  for (let i = 0; i < 5; i++) t.equal((await from('127.0.0.36', '/v1/orgs', basic('osk_ssssssssssssssssssss', 'x'.repeat(43)))).status, 401, `then failure ${i + 1} of a still full burst`)
+  t.equal((await from('127.0.0.36', '/v1/orgs', basic('osk_ssssssssssssssssssss', 'x'.repeat(43)))).status, 429)
+})
+
+t.test('a valid OAuth access token works from an address throttled by a neighbour\'s bad credentials', async (t) => {
+  const { token } = await bearerToken('00000000-0000-4000-8000-000000000031')
+  for (let i = 0; i < 6; i++) await from('127.0.0.37', '/v1/orgs', basic('osk_rrrrrrrrrrrrrrrrrrrr', 'x'.repeat(43)))
+  t.equal((await from('127.0.0.37', '/v1/orgs', basic('osk_rrrrrrrrrrrrrrrrrrrr', 'x'.repeat(43)))).status, 429, 'the address is throttled')
+  const ok = await from('127.0.0.37', '/v1/orgs', `Bearer ${token}`)
+  t.equal(ok.status, 200, 'a token the service signed is still checked, and works')
+  const forged = await from('127.0.0.37', '/v1/orgs', `Bearer ${token.slice(0, -4)}AAAA`)
+  t.equal(forged.status, 429, 'a token whose signature fails is shed')
+  t.equal(forged.body, '')
+})
+
+t.test('a revoked access token presented again and again costs one database check per cache time', async (t) => {
+  const { token, jti } = await bearerToken('00000000-0000-4000-8000-000000000032')
+  await ts.svc.db.sql`INSERT INTO oauth_revoked_tokens (jti, expires_at) VALUES (${jti}, ${new Date(now + 3_600_000)})`
+  const before = ts.svc.oauth.tokens.lookups
+  const statuses = await Promise.all(Array.from({ length: 3 }, (_, i) => from(`127.0.0.${38 + i}`, '/v1/orgs', `Bearer ${token}`)))
+  t.same(statuses.map((r) => r.status), [401, 401, 401])
+  const after = ts.svc.oauth.tokens.lookups - before
+  t.ok(after >= 1 && after <= 3, 'checked (at most once per request so far)')
+  for (let i = 0; i < 3; i++) t.equal((await from('127.0.0.38', '/v1/orgs', `Bearer ${token}`)).status, 401)
+  t.equal(ts.svc.oauth.tokens.lookups - before, after, 'the refusal is remembered: no further check')
+  now += 5000
+  t.equal((await from('127.0.0.39', '/v1/orgs', `Bearer ${token}`)).status, 401)
+  t.equal(ts.svc.oauth.tokens.lookups - before, after + 1, 'checked again once the cache time has passed')
 })
 
 t.test('MCP gets the same protection', async (t) => {
