@@ -202,7 +202,9 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
       // The path exists for other methods: 405 with exactly the methods it takes.
       const allowed = allowedMethods(routes, path)
       if (allowed.length) {
-        const detail = allowed.includes('HEAD') && allowed.every((m) => m === 'GET' || m === 'HEAD') ? `${method} is not allowed here; this API is read-only.` : `${method} is not allowed here; use ${allowed.join(' or ')}.`
+        // OPTIONS (a CORS preflight) is in Allow but is no way to use the endpoint.
+        const usable = allowed.filter((m) => m !== 'OPTIONS')
+        const detail = usable.includes('HEAD') && usable.every((m) => m === 'GET' || m === 'HEAD') ? `${method} is not allowed here; this API is read-only.` : `${method} is not allowed here; use ${usable.join(' or ')}.`
         return refuse(res, path, new ApiError('method_not_allowed', detail, { headers: { Allow: allowed.join(', ') } }))
       }
       refuse(res, path, new ApiError('not_found', 'No such endpoint. Endpoints are under /v1/; GET / lists the versions.'))

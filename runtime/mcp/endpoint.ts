@@ -8,6 +8,8 @@
  *   expired, ended or another account's). 2026-07-28 clients have no sessions.
  * - DELETE ends the caller's session (200; 404 when there is none).
  * - GET answers 405 with `Allow: POST, DELETE`: no server-sent-event stream is offered.
+ * - A browser on an origin the Host/Origin policy accepts gets CORS answers, its preflight included
+ *   (runtime/http/cors.ts); any other origin is 403.
  * No API-version header is sent on MCP responses: MCP reports deprecation in `server_info`, except on the
  * unversioned `/mcp`, which carries `Deprecation` and `Sunset` until it is removed.
  */
@@ -29,6 +31,7 @@ import { RawJson, spliceRawJson } from './tool-results.ts'
 import { releaseWhenWritten } from '../http/response-done.ts'
 import { bodyLength, endWithBody, type Body } from '../http/respond.ts'
 import { withRequestId } from '../http/response.ts'
+import { applyCors, MCP_CORS } from '../http/cors.ts'
 import type { McpSessions } from './sessions.ts'
 import { isJsonObject } from '../json-object.ts'
 
@@ -284,6 +287,10 @@ export function buildMcpRouter(d: McpEndpointDeps) {
   }
 
   const handle = (unversioned: boolean) => (req: IncomingMessage, res: ServerResponse) => {
+    const refused = refuseHostOrOrigin(req, policy)
+    // An origin the policy accepts may read every answer, a lifecycle's included; its preflight is answered here.
+    const origin = req.headers.origin
+    if (!refused && origin !== undefined && applyCors(req, res, origin, MCP_CORS)) return
     const life = lifecycle(unversioned)
     if (life.gone && life.unreleased) return sendRpcError(res, 404, RPC.serverError, 'MCP version v1 is not released; GET / lists the versions.')
     if (life.gone) {
@@ -291,7 +298,6 @@ export function buildMcpRouter(d: McpEndpointDeps) {
       return sendRpcError(res, 410, RPC.serverError, why)
     }
     const headers = life.headers
-    const refused = refuseHostOrOrigin(req, policy)
     if (refused) return sendRpcError(res, 403, RPC.serverError, `Forbidden: ${refused}`, { headers })
     if (req.method !== 'POST' && req.method !== 'DELETE') {
       const why = req.method === 'GET' || req.method === 'HEAD' ? 'this server offers no event stream; ' : ''

@@ -22,6 +22,7 @@ import type { Routes } from '../http/server.ts'
 import type { Logger } from '../log.ts'
 import type { Surface } from '../plan.ts'
 import { BurstGuard } from '../quota/burst-guard.ts'
+import { applyCors, METADATA_CORS, OAUTH_CORS } from '../http/cors.ts'
 import type { BearerVerifier } from '../auth/authenticate.ts'
 import { AccessTokens } from './access-tokens.ts'
 import { authorizeHandlers } from './authorize.ts'
@@ -113,25 +114,48 @@ export function createOAuthServer(d: OAuthServerDeps): OAuthServer {
   // and its answer could not be the GET's headers without doing the GET's work. HEAD there is 405 (Allow: GET).
   const getOnly = (path: string, h: Handler) => router.on('GET', path, guarded(h, true))
   const post = (path: string, h: Handler, page = false) => router.on('POST', path, guarded(h, page))
-  get('/.well-known/oauth-authorization-server', m.authorizationServer)
-  get('/.well-known/oauth-protected-resource/v1/mcp', m.mcpResource)
-  get('/.well-known/oauth-protected-resource/v1', m.restResource)
-  get('/oauth/jwks', m.jwks)
-  post('/oauth/register', m.register)
+  // What a browser-based client posts to: answered with CORS for any origin (runtime/http/cors.ts), preflight included.
+  const postFromBrowsers = (path: string, h: Handler) => {
+    const handler = guarded(h, false)
+    router.on('POST', path, (req, res) => {
+      applyCors(req, res, '*', OAUTH_CORS)
+      return handler(req, res)
+    })
+    router.on('OPTIONS', path, (req, res) => {
+      if (applyCors(req, res, '*', OAUTH_CORS)) return
+      res.writeHead(204, { Allow: 'POST, OPTIONS', 'Content-Length': '0' })
+      res.end()
+    })
+  }
+  // The metadata and keys (answered with `Access-Control-Allow-Origin: *`): a browser client sending a header of its
+  // own (MCP clients send MCP-Protocol-Version) asks first with a preflight.
+  const metadata = (path: string, h: Handler) => {
+    get(path, h)
+    router.on('OPTIONS', path, (req, res) => {
+      if (applyCors(req, res, '*', METADATA_CORS)) return
+      res.writeHead(204, { Allow: 'GET, HEAD, OPTIONS', 'Content-Length': '0' })
+      res.end()
+    })
+  }
+  metadata('/.well-known/oauth-authorization-server', m.authorizationServer)
+  metadata('/.well-known/oauth-protected-resource/v1/mcp', m.mcpResource)
+  metadata('/.well-known/oauth-protected-resource/v1', m.restResource)
+  metadata('/oauth/jwks', m.jwks)
+  postFromBrowsers('/oauth/register', m.register)
   getOnly('/oauth/authorize', a.authorize)
   get('/oauth/sign-in', a.signInPage, true)
   post('/oauth/sign-in', a.signIn, true)
   post('/oauth/consent', a.consent, true)
   getOnly('/oauth/upstream', a.upstream)
   getOnly('/oauth/callback', a.callback)
-  post('/oauth/token', t.token)
-  post('/oauth/revoke', t.revoke)
+  postFromBrowsers('/oauth/token', t.token)
+  postFromBrowsers('/oauth/revoke', t.revoke)
 
   const prune = setInterval(() => void grants.prune(d.clock()).catch(() => undefined), 60_000)
   prune.unref()
 
   return {
-    routes: { router, allow: ['GET', 'HEAD', 'POST'] },
+    routes: { router, allow: ['GET', 'HEAD', 'POST', 'OPTIONS'] },
     bearer: {
       authenticate: (token: string, surface: Surface) => tokens.authenticate(token, surface === 'mcp' ? getUrls().mcpResource : getUrls().restResource),
     },

@@ -10,7 +10,8 @@ import type { Browser } from 'playwright-core'
 
 export const CHROMIUM = '/usr/bin/chromium'
 
-export async function launchBrowser(t: Test): Promise<{ browser: Browser; artifacts: string } | undefined> {
+/** `args`: more chromium switches (e.g. `--host-resolver-rules` to give a loopback page another host name). */
+export async function launchBrowser(t: Test, opts: { args?: string[] } = {}): Promise<{ browser: Browser; artifacts: string } | undefined> {
   if (!existsSync(CHROMIUM)) {
     if (process.env.ORGSCAN_REQUIRE_BROWSER === '1') t.fail(`no browser at ${CHROMIUM}, and ORGSCAN_REQUIRE_BROWSER=1 requires one`)
     else t.pass(`skipped: no browser at ${CHROMIUM}; install Debian's chromium (apt-get install chromium) to run the page tests`, { skip: true })
@@ -19,7 +20,7 @@ export async function launchBrowser(t: Test): Promise<{ browser: Browser; artifa
   const { chromium } = await import('playwright-core')
   const artifacts = new URL('../artifacts/', import.meta.url).pathname
   mkdirSync(artifacts, { recursive: true })
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', ...(opts.args ?? [])] })
   t.teardown(() => browser.close())
   return { browser, artifacts }
 }

@@ -288,7 +288,7 @@ t.test('HEAD changes nothing: the GETs that start or finish a sign-in are GET on
   }
   const get = await fetch(authorizeUrl(issuer, { clientId, redirectUri: REDIRECT, challenge, method: 'S256', state: 'g' }), { redirect: 'manual' })
   t.equal(get.status, 303, 'GET still starts the sign-in')
-  for (const [method, path, allow] of [['HEAD', '/oauth/token', 'POST'], ['GET', '/oauth/revoke', 'POST'], ['PUT', '/oauth/authorize', 'GET'], ['DELETE', '/oauth/jwks', 'GET, HEAD'], ['PUT', '/oauth/sign-in', 'GET, HEAD, POST']] as const) {
+  for (const [method, path, allow] of [['HEAD', '/oauth/token', 'POST, OPTIONS'], ['GET', '/oauth/revoke', 'POST, OPTIONS'], ['PUT', '/oauth/authorize', 'GET'], ['DELETE', '/oauth/jwks', 'GET, HEAD, OPTIONS'], ['PUT', '/oauth/sign-in', 'GET, HEAD, POST']] as const) {
     const r = await fetch(new URL(path, issuer), { method })
     t.equal(r.status, 405, `${method} ${path}`)
     t.equal(r.headers.get('allow'), allow, `${method} ${path}: Allow names the methods of this path`)
