@@ -111,6 +111,12 @@ export interface McpConfig {
   sessionIdleMs: number
   /** Live sessions one account may hold. */
   sessionsPerAccount: number
+  /**
+   * Live sessions one credential (an API key, or one user's sign-in through one OAuth client) may hold; opening one more
+   * ends that credential's least recently used session, so one client that never ends its sessions cannot fill the
+   * account's allowance for the others.
+   */
+  sessionsPerCredential: number
   /** Browser origins allowed to call MCP besides loopback ones (DNS-rebinding protection). */
   allowedOrigins: string[]
   /** Host names MCP answers to; empty: any when listening beyond loopback, loopback names only on a loopback listener. */
@@ -171,6 +177,7 @@ export const EnvSchema = v.object({
   ORGSCAN_MCP_MAX_BODY_BYTES: v.optional(intFromEnv(1024, 100_000_000), '1048576'),
   ORGSCAN_MCP_SESSION_IDLE_MS: v.optional(intFromEnv(1000, 2_592_000_000), '3600000'),
   ORGSCAN_MCP_SESSIONS_PER_ACCOUNT: v.optional(intFromEnv(1, 1_000_000), '1000'),
+  ORGSCAN_MCP_SESSIONS_PER_CREDENTIAL: v.optional(intFromEnv(1, 1_000_000), '100'),
   ORGSCAN_MCP_ALLOWED_ORIGINS: v.optional(v.string(), ''),
   ORGSCAN_ALLOWED_HOSTS: v.optional(v.string(), ''),
   ORGSCAN_PUBLIC_URL: v.optional(v.pipe(v.string(), v.url('must be a URL'), v.regex(/^https?:\/\/[^/?#]+$/, 'must be scheme and host only, e.g. https://orgscan.example.com'))),
@@ -322,6 +329,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxBodyBytes: e.ORGSCAN_MCP_MAX_BODY_BYTES,
       sessionIdleMs: e.ORGSCAN_MCP_SESSION_IDLE_MS,
       sessionsPerAccount: e.ORGSCAN_MCP_SESSIONS_PER_ACCOUNT,
+      sessionsPerCredential: e.ORGSCAN_MCP_SESSIONS_PER_CREDENTIAL,
       allowedOrigins: list(e.ORGSCAN_MCP_ALLOWED_ORIGINS).map((o) => o.toLowerCase().replace(/\/+$/, '')),
       allowedHosts: list(e.ORGSCAN_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
     },

@@ -187,7 +187,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     const ctx: ServiceContext = { config, clock, resources, log, quota, pipeline, challenge, versions: vt }
     const restVersion = restVersionHeaders(ctx)
     const catalog = buildCatalog({ resources, prompts: opts.prompts ?? [], versions: vt, clock, extraTools: opts.mcpExtraTools })
-    sessions = new McpSessions(db.sql, { idleMs: config.mcp.sessionIdleMs, maxPerAccount: config.mcp.sessionsPerAccount, confirmMs: config.authCacheMs }, clock, log)
+    sessions = new McpSessions(db.sql, { idleMs: config.mcp.sessionIdleMs, maxPerAccount: config.mcp.sessionsPerAccount, maxPerCredential: config.mcp.sessionsPerCredential, confirmMs: config.authCacheMs }, clock, log)
     const mcp = buildMcpRouter({ ctx, catalog, sessions, metrics })
     closeMcp = mcp.close
     const guard = new BurstGuard({ ...config.burstGuard, clock })

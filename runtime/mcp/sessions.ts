@@ -7,7 +7,11 @@
  * - `Mcp-Session-Id` is 32 random bytes (Base64URL); only its SHA-256 is stored.
  * - A session idle for `idleMs` has expired: it answers 404 like an unknown one, and is pruned.
  * - `lastSeen` is written at most every `touchMs` per session, not on every request.
+ * - A credential (an API key, or one user's sign-in through one OAuth client) may hold at most `maxPerCredential` live
+ *   sessions: opening one more ends its least recently used one (which then answers 404, and its client initializes
+ *   again), so a client that never sends DELETE recycles its own sessions instead of filling the account's allowance.
  * - An account may hold at most `maxPerAccount` live sessions; opening one more fails (`create` returns undefined).
+ *   Both bounds hold under concurrency: opening a session takes a lock of its account for the transaction.
  * - A session the database confirmed live is trusted by this process for `confirmMs` (the key cache's bound,
  *   `ORGSCAN_AUTH_CACHE_MS`, 5 s; never longer than `touchMs`) without asking again: a tool call then costs no round
  *   trip. A DELETE ends the session at once on every process: the deleting one forgets it, and the others when the
@@ -29,6 +33,8 @@ export const SESSION_NOTICE = 'session:'
 export interface SessionOptions {
   idleMs: number
   maxPerAccount: number
+  /** Live sessions of one credential (default: `maxPerAccount`); the oldest goes when a new one would exceed it. */
+  maxPerCredential?: number
   /** How often a session's lastSeen is written at most (default idleMs / 20, at most a minute). */
   touchMs?: number
   /** How often expired sessions are deleted (default a minute; 0: never, tests prune by hand). */
@@ -87,17 +93,46 @@ export class McpSessions {
     }
   }
 
-  /** Opens a session for the principal; undefined when the account already holds its maximum of live sessions. */
+  /**
+   * Opens a session for the principal, ending the credential's least recently used ones beyond `maxPerCredential`;
+   * undefined when the account already holds its maximum of live sessions.
+   */
   async create(p: Principal, info: SessionInfo): Promise<string | undefined> {
     const id = randomBytes(32).toString('base64url')
     const now = this.clock()
-    const rows = await this.sql`
-      INSERT INTO mcp_sessions (id_hash, account_id, user_id, credential_id, protocol_version, client_name, client_version, created_at, last_seen_at)
-      SELECT ${hash(id)}, ${p.accountId}::bigint, ${p.userId}::bigint, ${p.credentialId}, ${info.protocolVersion},
-        ${info.clientName?.slice(0, 200) ?? null}, ${info.clientVersion?.slice(0, 100) ?? null}, ${iso(now)}::timestamptz, ${iso(now)}::timestamptz
-      WHERE (SELECT count(*) FROM mcp_sessions WHERE account_id = ${p.accountId}::bigint AND last_seen_at > ${iso(now - this.o.idleMs)}::timestamptz) < ${this.o.maxPerAccount}
-      RETURNING 1`
-    return rows.length === 1 ? id : undefined
+    const live = iso(now - this.o.idleMs)
+    const perCredential = Math.min(this.o.maxPerCredential ?? this.o.maxPerAccount, this.o.maxPerAccount)
+    const created = await this.sql.begin(async (tx) => {
+      // One opening at a time per account (any process): the counts below then stay true until the insert commits.
+      await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`mcp_sessions:${p.accountId}`}, 0))`
+      const [c] = await tx<{ account: number; mine: number }[]>`
+        SELECT count(*)::int AS account,
+          count(*) FILTER (WHERE credential_id = ${p.credentialId} AND user_id IS NOT DISTINCT FROM ${p.userId}::bigint)::int AS mine
+        FROM mcp_sessions WHERE account_id = ${p.accountId}::bigint AND last_seen_at > ${live}::timestamptz`
+      let account = c.account
+      if (c.mine >= perCredential) {
+        // The credential's own least recently used sessions make room; other processes forget them at the notice.
+        const ended = await tx<{ key: string }[]>`
+          WITH d AS (
+            DELETE FROM mcp_sessions WHERE id_hash IN (
+              SELECT id_hash FROM mcp_sessions
+              WHERE account_id = ${p.accountId}::bigint AND credential_id = ${p.credentialId} AND user_id IS NOT DISTINCT FROM ${p.userId}::bigint
+                AND last_seen_at > ${live}::timestamptz
+              ORDER BY last_seen_at, created_at LIMIT ${c.mine - perCredential + 1})
+            RETURNING id_hash
+          )
+          SELECT encode(id_hash, 'base64') AS key, pg_notify(${CACHE_CHANNEL}, ${SESSION_NOTICE} || encode(id_hash, 'base64')) FROM d`
+        for (const e of ended) this.markEnded(e.key)
+        account -= ended.length
+      }
+      if (account >= this.o.maxPerAccount) return false
+      await tx`
+        INSERT INTO mcp_sessions (id_hash, account_id, user_id, credential_id, protocol_version, client_name, client_version, created_at, last_seen_at)
+        VALUES (${hash(id)}, ${p.accountId}::bigint, ${p.userId}::bigint, ${p.credentialId}, ${info.protocolVersion},
+          ${info.clientName?.slice(0, 200) ?? null}, ${info.clientVersion?.slice(0, 100) ?? null}, ${iso(now)}::timestamptz, ${iso(now)}::timestamptz)`
+      return true
+    })
+    return created ? id : undefined
   }
 
   /** Whether `id` is a live session of the principal's account and user; keeps it alive. */

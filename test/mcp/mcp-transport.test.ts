@@ -21,7 +21,7 @@ const ts = await startTestService(t, { seed: false, clock, config: { authCacheMs
 const url = ts.svc.mcpUrl
 
 function defaults() {
-  return { versions: [{ name: 'v1', status: 'current' as const }], maxBodyBytes: 1_048_576, sessionIdleMs: 3_600_000, sessionsPerAccount: 1000, allowedOrigins: [] as string[], allowedHosts: [] as string[] }
+  return { versions: [{ name: 'v1', status: 'current' as const }], maxBodyBytes: 1_048_576, sessionIdleMs: 3_600_000, sessionsPerAccount: 1000, sessionsPerCredential: 100, allowedOrigins: [] as string[], allowedHosts: [] as string[] }
 }
 
 async function account(svc: TestService, name: string): Promise<string> {
@@ -127,16 +127,50 @@ t.test('sessions expire after the idle time and are pruned', async (t) => {
   t.ok(pruned[0].n >= 1, 'expired rows exist until pruned')
 })
 
-t.test('an account holds a bounded number of live sessions', async (t) => {
-  const capped = await startTestService(t, { seed: false, clock, config: { mcp: { ...defaults(), sessionsPerAccount: 3, sessionIdleMs: 60_000 } } })
+t.test('an account holds a bounded number of live sessions; a credential recycles its own', async (t) => {
+  const capped = await startTestService(t, { seed: false, clock, config: { mcp: { ...defaults(), sessionsPerAccount: 3, sessionsPerCredential: 2, sessionIdleMs: 60_000 } } })
+  const mcpUrl = capped.svc.mcpUrl
   const [a, b] = [await account(capped, 'Initech'), await account(capped, 'Hooli')]
-  for (let i = 0; i < 3; i++) t.equal((await rpc(capped.svc.mcpUrl, initializeBody(), { authorization: a })).status, 200)
-  const over = await rpc(capped.svc.mcpUrl, initializeBody(), { authorization: a })
-  t.equal(over.status, 429, 'the fourth live session is refused')
-  t.match(over.body.error.message, /most it may hold/)
-  t.equal((await rpc(capped.svc.mcpUrl, initializeBody(), { authorization: b })).status, 200, 'other accounts are unaffected')
+  const accountA = (await capped.svc.db.sql`SELECT id::text AS id FROM accounts WHERE name = 'Initech'`)[0].id as string
+  const k2 = await createKey(capped.svc.db.sql, capped.svc.pepper, accountA)
+  const a2 = basic(k2.keyId, k2.secret)
+  const open = async (authorization: string) => {
+    const r = await rpc(mcpUrl, initializeBody(), { authorization })
+    return { status: r.status, sid: r.headers.get('mcp-session-id') ?? undefined, message: r.body?.error?.message as string | undefined }
+  }
+  const alive = async (sid: string | undefined, authorization: string) => (await rpc(mcpUrl, { jsonrpc: '2.0', id: 2, method: 'ping' }, { authorization, 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': sid ?? '' })).status
+  const first = await open(a)
+  now += 1000
+  const second = await open(a)
+  t.same([first.status, second.status], [200, 200], 'a key opens its allowance of two')
+  now += 1000
+  t.equal((await open(a2)).status, 200, 'another key of the account opens the third')
+  const over = await open(a2)
+  t.equal(over.status, 429, 'the account\'s fourth live session is refused')
+  t.match(over.message, /most it may hold/)
+  now += 1000
+  const third = await open(a)
+  t.equal(third.status, 200, 'a key at its own allowance is not refused: its least recently used session makes room')
+  t.equal(await alive(first.sid, a), 404, 'that session has ended (its client initializes again)')
+  t.equal(await alive(second.sid, a), 200, 'the others live')
+  t.equal(await alive(third.sid, a), 200)
+  const count = await capped.svc.db.sql`SELECT count(*)::int AS n FROM mcp_sessions WHERE account_id = ${accountA}::bigint`
+  t.equal(count[0].n, 3, 'the account still holds three')
+  t.equal((await open(b)).status, 200, 'other accounts are unaffected')
   now += 61_000
-  t.equal((await rpc(capped.svc.mcpUrl, initializeBody(), { authorization: a })).status, 200, 'expired sessions no longer count')
+  t.equal((await open(a2)).status, 200, 'expired sessions no longer count')
+})
+
+t.test('the account bound holds when many sessions are opened at once', async (t) => {
+  const capped = await startTestService(t, { seed: false, clock, config: { mcp: { ...defaults(), sessionsPerAccount: 5, sessionIdleMs: 60_000 } } })
+  const a = await createAccount(capped.svc.db.sql, { name: 'Umbrella', dailyLimit: 1000, monthlyLimit: 10_000 })
+  const keys = await Promise.all(Array.from({ length: 24 }, () => createKey(capped.svc.db.sql, capped.svc.pepper, a.id)))
+  const answers = await Promise.all(keys.map((k) => rpc(capped.svc.mcpUrl, initializeBody(), { authorization: basic(k.keyId, k.secret) })))
+  const statuses = answers.map((r) => r.status)
+  t.equal(statuses.filter((s) => s === 200).length, 5, 'five opened, never one more')
+  t.equal(statuses.filter((s) => s === 429).length, 19, 'the others refused')
+  const count = await capped.svc.db.sql`SELECT count(*)::int AS n FROM mcp_sessions WHERE account_id = ${a.id}::bigint`
+  t.equal(count[0].n, 5)
 })
 
 t.test('every request is authenticated; malformed bodies; the body limit', async (t) => {
