@@ -8,9 +8,13 @@
  * at once (`invalidate`). As a bound that holds even when a notification is lost (the listening connection
  * dropped), org entries live at most `orgTtlMs` (default 1 s) and grants at most `grantTtlMs` (the key cache's
  * bound, 5 s by default).
+ *
+ * Every lookup has the request path's deadline (runtime/db/deadline.ts: 503 after 15 s, never a request waiting on a
+ * starved pool without end), and concurrent requests for the same org or grant share one lookup.
  */
 import type postgres from 'postgres'
 import type { Clock } from '../config.ts'
+import { QUERY_DEADLINE_MS, withDeadline } from '../db/deadline.ts'
 
 export interface OrgState {
   accountId: string
@@ -24,14 +28,20 @@ const MAX_ENTRIES = 100_000
 export class OrgStateCache {
   private readonly orgs = new Map<string, { state: OrgState | null; at: number }>()
   private readonly grants = new Map<string, { granted: boolean; at: number }>()
+  /** Lookups under way, shared by the requests that need the same answer meanwhile. */
+  private readonly pendingOrgs = new Map<string, Promise<OrgState | null>>()
+  private readonly pendingGrants = new Map<string, Promise<boolean>>()
   /** Bumped by every invalidation: a lookup that started before one does not store its (maybe stale) answer. */
   private generation = 0
+  /** Database lookups made (tests). */
+  lookups = 0
 
   constructor(
     private readonly sql: postgres.Sql,
     private readonly clock: Clock,
     private readonly orgTtlMs: number,
     private readonly grantTtlMs: number,
+    private readonly deadlineMs = QUERY_DEADLINE_MS,
   ) {}
 
   /**
@@ -45,27 +55,33 @@ export class OrgStateCache {
     return state
   }
 
-  private async org(orgId: string): Promise<OrgState | null> {
+  private org(orgId: string): Promise<OrgState | null> {
     const now = this.clock()
     const hit = this.orgs.get(orgId)
-    if (hit && now - hit.at < this.orgTtlMs) return hit.state
-    const gen = this.generation
-    const rows = await this.sql<{ account_id: string; scan_id: string | null }[]>`SELECT account_id::text AS account_id, latest_scan_id::text AS scan_id FROM orgs WHERE salesforce_id = ${orgId}`
-    const state = rows[0] ? { accountId: rows[0].account_id, scanId: rows[0].scan_id } : null
-    if (gen === this.generation && this.orgTtlMs > 0) remember(this.orgs, orgId, { state, at: now })
-    return state
+    if (hit && now - hit.at < this.orgTtlMs) return Promise.resolve(hit.state)
+    return shared(this.pendingOrgs, orgId, async () => {
+      const gen = this.generation
+      this.lookups++
+      const rows = await withDeadline(this.sql<{ account_id: string; scan_id: string | null }[]>`SELECT account_id::text AS account_id, latest_scan_id::text AS scan_id FROM orgs WHERE salesforce_id = ${orgId}`, this.deadlineMs)
+      const state = rows[0] ? { accountId: rows[0].account_id, scanId: rows[0].scan_id } : null
+      if (gen === this.generation && this.orgTtlMs > 0) remember(this.orgs, orgId, { state, at: now })
+      return state
+    })
   }
 
-  private async granted(userId: string, orgId: string): Promise<boolean> {
+  private granted(userId: string, orgId: string): Promise<boolean> {
     const key = `${userId}:${orgId}`
     const now = this.clock()
     const hit = this.grants.get(key)
-    if (hit && now - hit.at < this.grantTtlMs) return hit.granted
-    const gen = this.generation
-    const rows = await this.sql`SELECT 1 FROM user_org_access WHERE user_id = ${userId}::bigint AND org_id = ${orgId}`
-    const granted = rows.length > 0
-    if (gen === this.generation && this.grantTtlMs > 0) remember(this.grants, key, { granted, at: now })
-    return granted
+    if (hit && now - hit.at < this.grantTtlMs) return Promise.resolve(hit.granted)
+    return shared(this.pendingGrants, key, async () => {
+      const gen = this.generation
+      this.lookups++
+      const rows = await withDeadline(this.sql`SELECT 1 FROM user_org_access WHERE user_id = ${userId}::bigint AND org_id = ${orgId}`, this.deadlineMs)
+      const granted = rows.length > 0
+      if (gen === this.generation && this.grantTtlMs > 0) remember(this.grants, key, { granted, at: now })
+      return granted
+    })
   }
 
   /** A statement read `scanId` for this org: when the cached state says otherwise, it is stale. */
@@ -80,11 +96,31 @@ export class OrgStateCache {
     if (!what) {
       this.orgs.clear()
       this.grants.clear()
+      this.pendingOrgs.clear()
+      this.pendingGrants.clear()
       return
     }
-    if (what.org) this.orgs.delete(what.org)
-    if (what.user) for (const k of this.grants.keys()) if (k.startsWith(`${what.user}:`)) this.grants.delete(k)
+    // A lookup under way may have read before the change: later requests do not join it.
+    if (what.org) {
+      this.orgs.delete(what.org)
+      this.pendingOrgs.delete(what.org)
+    }
+    if (what.user) {
+      for (const k of this.grants.keys()) if (k.startsWith(`${what.user}:`)) this.grants.delete(k)
+      for (const k of this.pendingGrants.keys()) if (k.startsWith(`${what.user}:`)) this.pendingGrants.delete(k)
+    }
   }
+}
+
+/** The lookup under way for `key`, or a new one (forgotten once it settles, unless an invalidation dropped it first). */
+function shared<V>(pending: Map<string, Promise<V>>, key: string, lookup: () => Promise<V>): Promise<V> {
+  const under = pending.get(key)
+  if (under) return under
+  const p = lookup().finally(() => {
+    if (pending.get(key) === p) pending.delete(key)
+  })
+  pending.set(key, p)
+  return p
 }
 
 function remember<V>(m: Map<string, V>, k: string, v: V): void {

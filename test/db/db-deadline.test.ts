@@ -4,6 +4,7 @@ import { raceDeadline, withDeadline } from '../../runtime/db/deadline.ts'
 import { ApiError } from '../../runtime/errors.ts'
 import postgres from 'postgres'
 import { postgresForTest } from '../helpers/test-db.ts'
+import { OrgStateCache } from '../../runtime/cache/org-state.ts'
 
 function fakeQuery<T>() {
   let resolve!: (v: T) => void
@@ -51,6 +52,29 @@ t.test('on PostgreSQL, a deadline passing for a query queued behind another leav
   t.same((await theirs).map((r) => r.who), ['theirs'])
   t.same((await slow).map((r) => r.who), ['slow'])
   t.same((await sql`SELECT 'after' AS who`).map((r) => r.who), ['after'], 'and so does every query after')
+})
+
+const pg2 = await postgresForTest()
+t.test('on PostgreSQL, what a principal may see is looked up with a deadline, once for requests that need it at once', { skip: pg2 ? false : 'no PostgreSQL server at 127.0.0.1:5432 and TEST_DATABASE_URL unset' }, async (t) => {
+  if (!pg2) return
+  t.teardown(() => pg2.drop())
+  const sql = postgres(pg2.databaseUrl, { max: 1, onnotice: () => undefined })
+  t.teardown(() => sql.end({ timeout: 1 }))
+  // The two tables the cache reads, with the columns it reads.
+  await sql`CREATE TABLE orgs (salesforce_id text PRIMARY KEY, account_id bigint NOT NULL, latest_scan_id bigint)`
+  await sql`CREATE TABLE user_org_access (user_id bigint, org_id text)`
+  await sql`INSERT INTO orgs VALUES ('00D000000000001AAA', 7, 42)`
+  await sql`INSERT INTO user_org_access VALUES (3, '00D000000000001AAA')`
+  const cache = new OrgStateCache(sql, Date.now, 1000, 1000, 100)
+  // The pool's one connection is busy: the lookups queue behind a slow statement.
+  const slow = sql`SELECT pg_sleep(0.5)`.execute()
+  const waiting = await Promise.all(Array.from({ length: 8 }, () => cache.visible('00D000000000001AAA', '7', null).then(() => 'answered', (e: unknown) => e)))
+  t.ok(waiting.every((e) => e instanceof ApiError && e.code === 'service_unavailable'), 'every request waiting for it gets the 503 at the deadline')
+  t.equal(cache.lookups, 1, 'eight requests for the same org: one lookup')
+  await slow
+  t.same(await cache.visible('00D000000000001AAA', '7', '3'), { accountId: '7', scanId: '42' }, 'answered once the database is free')
+  t.equal(await cache.visible('00D000000000001AAA', '8', null), undefined, 'another account does not see it')
+  t.equal(await cache.visible('00D000000000001AAA', '7', '4'), undefined, 'nor a user without the grant')
 })
 
 t.test('raceDeadline: late outcomes go to the callbacks, never to the caller', async (t) => {
