@@ -155,7 +155,7 @@ export function decodeId(c: CompiledResource, raw: string): string {
   if (raw.length === 0 || raw.length > 512) throw new ApiError('invalid_id', `${parameter} must be 1 to 512 characters.`, { parameter })
   switch (spec.encoding) {
     case 'int':
-      if (!POSITIVE_INT.test(raw) || raw.length > 18) throw new ApiError('invalid_id', `${parameter} must be a positive integer.`, { parameter })
+      if (!POSITIVE_INT.test(raw) || raw.length > 18) throw new ApiError('invalid_id', `${parameter} must be a positive integer of at most 18 digits.`, { parameter })
       return raw
     case 'base64url': {
       const s = raw.replace(/=+$/, '')

@@ -177,7 +177,7 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
   if (req.op === 'list') {
     const parentId = decl.parent ? req.params[decl.parent.param] : undefined
     if (decl.parent && (parentId === undefined || !/^[1-9][0-9]{0,17}$/.test(parentId))) {
-      throw new ApiError('invalid_id', `${decl.parent.param} must be a positive integer.`, { parameter: decl.parent.param })
+      throw new ApiError('invalid_id', `${decl.parent.param} must be a positive integer of at most 18 digits.`, { parameter: decl.parent.param })
     }
     const plan = planList(c, req.query, req.surface, parentId)
     const key = decl.scope === 'org' ? canonical(c, plan) : undefined

@@ -78,7 +78,7 @@ export function classifyDbError(e: unknown, hasFilter: boolean): ApiError {
     return new ApiError(hasFilter ? 'invalid_filter_value' : 'invalid_parameter', `A value in the request could not be processed (${hint}, SQLSTATE ${code}).`, hasFilter ? { parameter: 'filter' } : {})
   }
   if (isStatementTimeout(e)) {
-    return new ApiError('query_too_expensive', 'The request took too long to evaluate and was cancelled; narrow the filter or the page.')
+    return new ApiError('query_too_expensive', 'The request took too long to evaluate and was cancelled; narrow the filter or the page.', hasFilter ? { parameter: 'filter' } : {})
   }
   if (isConnectionFailure(e) || isNotSent(e) || code === TOO_MANY_CONNECTIONS) {
     return new ApiError('service_unavailable', 'The database is temporarily unavailable; retry shortly.')

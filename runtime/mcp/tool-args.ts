@@ -72,7 +72,9 @@ function stringValue(a: ArgSpec, v: unknown): string {
       if (k.encoding === 'int') {
         if (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) return String(v)
         if (typeof v === 'string' && /^[1-9][0-9]{0,17}$/.test(v)) return v
-        throw badId(a.name, `${a.name} must be a positive integer.`)
+        // A JSON number past 2^53 has already lost digits when it is read: it cannot name a record reliably.
+        if (typeof v === 'number' && Number.isInteger(v) && v > Number.MAX_SAFE_INTEGER) throw badId(a.name, `${a.name} is beyond 2^53 as a JSON number, where digits are lost; send it as a string of digits.`)
+        throw badId(a.name, `${a.name} must be a positive integer of at most 18 digits (a number, or a string of digits).`)
       }
       if (typeof v !== 'string' || v.length === 0 || v.length > 512) throw badId(a.name, `${a.name} must be a string of 1 to 512 characters.`)
       // REST carries this id Base64URL-encoded in its path; MCP takes it as the records show it.

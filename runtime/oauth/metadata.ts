@@ -80,13 +80,16 @@ export function metadataHandlers(o: OAuthContext): Record<'authorizationServer' 
         const name = given === '' ? 'Unnamed application' : [...given].slice(0, MAX_CLIENT_NAME).join('')
         const now = new Date(o.clock())
         const client = await registerClient(o.sql, { name, redirectUris: [...new Set(uris as string[])], scopes, source: req.socket.remoteAddress ?? 'unknown', now }, o.config.registrationsPerHour)
-        if (!client) throw new OAuthError(429, 'slow_down', `Too many registrations from this address; at most ${o.config.registrationsPerHour} an hour.`, { 'Retry-After': '3600' })
+        // RFC 7591 has no error for this; temporarily_unavailable is OAuth's registered "try again later", with when.
+        if (!client) throw new OAuthError(429, 'temporarily_unavailable', `Too many registrations from this address; at most ${o.config.registrationsPerHour} an hour.`, { 'Retry-After': '3600' })
         sendJson(res, 201, {
           client_id: client.clientId,
           client_id_issued_at: Math.floor(now.getTime() / 1000),
           client_name: client.name,
           redirect_uris: client.redirectUris,
-          grant_types: grants,
+          // What the client may actually use (RFC 7591 §3.2.1): grants are not restricted per client, so a narrower
+          // list asked for is answered with the two every registered client has.
+          grant_types: ['authorization_code', 'refresh_token'],
           response_types: ['code'],
           token_endpoint_auth_method: 'none',
           scope: client.scopes.join(' '),

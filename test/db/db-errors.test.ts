@@ -84,6 +84,8 @@ t.test('responses never carry the driver message', async (t) => {
   t.equal(timeout.status, 400)
   t.same(ERROR_CODES.query_too_expensive, { status: 400, title: 'Bad Request', mcp: 'bad_filter' })
   t.match(timeout.message, /took too long to evaluate and was cancelled/)
+  t.same(timeout.extras, { parameter: 'filter' }, 'a filtered request that ran too long points at the filter')
+  t.same(classifyDbError(Object.assign(new Error('x'), { code: '57014' }), false).extras, {}, 'an unfiltered one at nothing')
   for (const e of [data, timeout, classifyDbError({ code: 'ECONNRESET' }, false), classifyDbError({ code: '42P01' }, false)]) {
     t.notMatch(e.message, /SELECT|secret|canceling|driver/)
   }

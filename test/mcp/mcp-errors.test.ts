@@ -60,6 +60,10 @@ t.test('not_found and access_denied', async (t) => {
   t.match(org404.structuredContent, { error: 'not_found' })
   const rec404 = (await client.callTool({ name: 'get_org_field', arguments: { orgId, fieldId: 999999999 } })) as Result
   t.match(rec404.structuredContent, { error: 'not_found', parameter: 'fieldId' })
+  const unsafe = (await client.callTool({ name: 'get_org_field', arguments: { orgId, fieldId: 2 ** 60 } })) as Result
+  t.match(unsafe.structuredContent, { parameter: 'fieldId', message: /beyond 2\^53 as a JSON number.*send it as a string of digits/ }, 'a number that lost its digits says so')
+  const long = (await client.callTool({ name: 'get_org_field', arguments: { orgId, fieldId: '1234567890123456789' } })) as Result
+  t.match(long.structuredContent, { parameter: 'fieldId', message: /at most 18 digits/ })
 
   const user = ts.seed.users[0]
   const notGranted = ts.seed.orgs.find((o) => o.accountId === user.accountId && !user.orgs.includes(o.salesforceId))!

@@ -71,6 +71,9 @@ t.test('registrations per address are bounded', async (t) => {
   for (let i = 0; i < 7; i++) statuses.push((await send('/oauth/register', json('{"redirect_uris":["https://app.example/cb"]}'))).status)
   t.equal(statuses.filter((s) => s === 201).length, 5, 'five registrations in the hour')
   t.equal(statuses.at(-1), 429, 'then 429')
+  const over = await fetch(issuer + '/oauth/register', json('{"redirect_uris":["https://app.example/cb"]}'))
+  t.equal(over.headers.get('retry-after'), '3600')
+  t.match(await over.json(), { error: 'temporarily_unavailable', error_description: /at most 5 an hour/ }, 'an OAuth error code (RFC 7591 has none for this)')
 })
 
 t.test('password guessing is bounded per address', async (t) => {
@@ -121,6 +124,10 @@ t.test('a client name that could show as another name is refused; a long one is 
   t.equal(long.status, 201, 'an over-long name is accepted')
   t.equal(long.body.client_name, '😀'.repeat(100), 'and cut to 100 characters, no surrogate pair split')
   t.equal((await register('Claude Desktop — Ünïcødé ✓')).body.client_name, 'Claude Desktop — Ünïcødé ✓', 'ordinary Unicode is kept')
+  await ts.svc.db.sql`DELETE FROM oauth_clients WHERE registered_from IS NOT NULL`
+  const narrow = await fetch(`${issuer}/oauth/register`, json(JSON.stringify({ redirect_uris: ['https://app.example/cb'], grant_types: ['authorization_code'] })))
+  t.equal(narrow.status, 201)
+  t.same(((await narrow.json()) as { grant_types: string[] }).grant_types, ['authorization_code', 'refresh_token'], 'the answer names the grants the client really has (they are not restricted per client)')
   const { issueClient } = await import('../../runtime/oauth/clients.ts')
   const account = ts.seed.users[0].accountId
   await t.rejects(issueClient(ts.svc.db.sql, ts.svc.pepper, { account, name: 'Ops\u202Etoor', redirectUris: ['https://app.example/cb'], scopes: ['mcp:read'] }), { message: /client name may not contain/ }, 'the CLI refuses it too')

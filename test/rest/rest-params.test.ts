@@ -116,6 +116,8 @@ t.test('integer ids: 0 is malformed like -1; an over-long id is malformed, not a
     t.equal(r.status, 400, path)
     t.equal(r.body.error.code, 'invalid_id')
   }
+  const digits = await ts.get(`/v1/orgs/${org.salesforceId}/fields/1234567890123456789`, auth)
+  t.match(digits.body.error, { code: 'invalid_id', parameter: 'fieldId', detail: 'fieldId must be a positive integer of at most 18 digits.' }, 'a positive integer too long says why')
   const long = await ts.get(`/v1/orgs/${org.salesforceId}/orgLimits/${'a'.repeat(600)}`, auth)
   t.equal(long.status, 400)
   t.match(long.body.error, { code: 'invalid_id', parameter: 'name' })
