@@ -6,8 +6,10 @@
  *   and stored as HMAC-SHA-256(pepper); the only clients accepted under the account's Enhanced MCP Security.
  *
  * Redirect URIs are https, or http on a loopback host. A redirect URI matches a registered one exactly, except
- * that a registered loopback URI (`localhost`, `127.0.0.1`, `[::1]`) matches any port on the same host, scheme,
- * path and query (native apps listen on a port the system chooses).
+ * that a registered loopback URI (`localhost`, `127.0.0.1`, `[::1]`) matches any port on any of those three names,
+ * with the same scheme, path and query: native apps listen on a port the system chooses, and an administrator who
+ * registered `http://localhost/callback` for a client that sends `http://127.0.0.1:53123/callback` means the same
+ * machine (every name sends the code to the user's own computer).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import type postgres from 'postgres'
@@ -48,7 +50,7 @@ export function redirectUriProblem(uri: string): string | undefined {
   return 'must be https, or http on localhost, 127.0.0.1 or [::1]'
 }
 
-/** Whether `given` matches one of the client's registered redirect URIs (loopback: any port). */
+/** Whether `given` matches one of the client's registered redirect URIs (loopback: any port, any loopback name). */
 export function redirectUriMatches(registered: readonly string[], given: string): boolean {
   if (registered.includes(given)) return true
   let g: URL
@@ -60,7 +62,7 @@ export function redirectUriMatches(registered: readonly string[], given: string)
   if (!LOOPBACK.has(g.hostname) || g.protocol !== 'http:' || g.hash || g.username || g.password) return false
   return registered.some((r) => {
     const u = new URL(r)
-    return LOOPBACK.has(u.hostname) && u.protocol === g.protocol && u.hostname === g.hostname && u.pathname === g.pathname && u.search === g.search
+    return LOOPBACK.has(u.hostname) && u.protocol === g.protocol && u.pathname === g.pathname && u.search === g.search
   })
 }
 

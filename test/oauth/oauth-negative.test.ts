@@ -69,6 +69,12 @@ t.test('unknown clients and redirect URI mismatches are never redirected', async
   t.match(await mismatch.json(), { error: 'invalid_request', error_description: /[Cc]allback URL mismatch/ })
   const otherPort = await fetch(authorizeUrl(issuer, { clientId, redirectUri: 'http://127.0.0.1:9/cb', challenge, method: 'S256' }), { redirect: 'manual' })
   t.equal(otherPort.status, 303, 'a loopback redirect URI accepts any port')
+  for (const host of ['localhost', '[::1]']) {
+    const otherName = await fetch(authorizeUrl(issuer, { clientId, redirectUri: `http://${host}:53123/cb`, challenge, method: 'S256' }), { redirect: 'manual' })
+    t.equal(otherName.status, 303, `and any loopback name (${host} for 127.0.0.1): the same machine`)
+  }
+  const httpsLoopback = await fetch(authorizeUrl(issuer, { clientId, redirectUri: 'https://localhost:9/cb', challenge, method: 'S256' }), { redirect: 'manual' })
+  t.equal(httpsLoopback.status, 400, 'but not another scheme')
   const otherPath = await fetch(authorizeUrl(issuer, { clientId, redirectUri: 'http://127.0.0.1:9/other', challenge, method: 'S256' }), { redirect: 'manual' })
   t.equal(otherPath.status, 400, 'but not another path')
   const badScope = await fetch(authorizeUrl(issuer, { clientId, redirectUri: REDIRECT, challenge, method: 'S256', state: 'z', scope: 'admin' }), { redirect: 'manual' })
