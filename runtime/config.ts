@@ -244,8 +244,13 @@ export function portsProblem(c: Pick<Config, 'port' | 'mcp' | 'admin'>): string 
   return undefined
 }
 
-/** Reads configuration from the environment; throws ConfigError with every problem listed. */
-export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
+/**
+ * Reads configuration from the environment; throws ConfigError with every problem listed. A variable set to the empty
+ * string counts as unset (`DATABASE_URL=` in an env file or a compose file means the default, the embedded database).
+ */
+export function loadConfig(given: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
+  const env: Record<string, string | undefined> = {}
+  for (const [k, val] of Object.entries(given)) if (val !== '') env[k] = val
   // Every problem is collected and reported at once, the cross-field ones too.
   const problems: string[] = []
   const parsed = v.safeParse(EnvSchema, env)

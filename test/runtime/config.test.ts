@@ -43,6 +43,15 @@ t.test('every problem at once', async (t) => {
   t.match(p.join('\n'), /TLS_KEY: cannot read \/nonexistent\/key\.pem \(ENOENT\)/)
 })
 
+t.test('a variable set to the empty string is unset: its default', async (t) => {
+  const c = loadConfig({ DATABASE_URL: '', PORT: '', ORGSCAN_PUBLIC_URL: '', ORGSCAN_MCP_SESSIONS_PER_ACCOUNT: '' })
+  t.equal(c.databaseUrl, undefined, 'DATABASE_URL= is the embedded database')
+  t.equal(c.port, 3000)
+  t.equal(c.oauth.publicUrl, undefined)
+  t.equal(c.mcp.sessionsPerAccount, 1000)
+  t.same(problems({ DATABASE_URL: '', DATABASE_REPLICA_URL: 'postgres://replica/orgscan' }).length, 1, 'and is treated as absent by the cross-field checks')
+})
+
 t.test('DATABASE_REPLICA_URL: PostgreSQL only, with its primary', async (t) => {
   t.match(problems({ DATABASE_REPLICA_URL: 'postgres://replica:5432/orgscan' }).join('\n'), /DATABASE_REPLICA_URL needs DATABASE_URL: .*the embedded database has none/, 'refused on the embedded database')
   t.match(problems({ DATABASE_URL: 'postgres://db/orgscan', DATABASE_REPLICA_URL: 'mysql://replica/orgscan' }).join('\n'), /DATABASE_REPLICA_URL: must start with postgres:\/\//)
