@@ -99,9 +99,10 @@ function listParams(c: CompiledResource): unknown[] {
   }
   if (d.filterable?.length) {
     const ex = exampleFilter(c)
-    ps.push(param('filter', 'query', { type: 'string', maxLength: 4096 }, `RQL filter (docs/rql.md) on: ${d.filterable.join(', ')}.${d.defaultFilter ? ` Default: \`${d.defaultFilter}\`; a supplied filter replaces it, an empty one means none.` : ''}`, false, {
+    // The example is in the text, not an `example` value: the reference page's "Try it out" fills a parameter with its
+    // example, which would replace the list's default filter on every try.
+    ps.push(param('filter', 'query', { type: 'string', maxLength: 4096 }, `RQL filter (docs/rql.md) on: ${d.filterable.join(', ')}.${d.defaultFilter ? ` Default: \`${d.defaultFilter}\`; a supplied filter replaces it, an empty one means none.` : ''}${ex ? ` Example: \`${ex}\`.` : ''}`, false, {
       'x-filterable-fields': [...d.filterable],
-      ...(ex ? { example: ex } : {}),
     }))
   }
   if (d.sortable?.length) {

@@ -40,6 +40,23 @@ t.test('the OpenAPI document is valid OpenAPI 3.1', async (t) => {
   t.equal(validator.version, '3.1')
 })
 
+t.test('no query parameter has a value "Try it out" would send in place of the list\'s own default', async (t) => {
+  const doc = buildOpenApi(resources) as { paths: Record<string, Record<string, { parameters?: Array<{ name: string; in: string; example?: unknown; examples?: unknown; description?: string }> }>> }
+  let filters = 0
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const op of Object.values(ops)) {
+      for (const p of op.parameters ?? []) {
+        if (p.in !== 'query') continue
+        t.notOk('example' in p || 'examples' in p, `${path} ${p.name}: no example value (the reference page would pre-fill it)`)
+        if (p.name === 'filter') filters++
+      }
+    }
+  }
+  t.ok(filters > 10, 'the filters were seen')
+  const fields = doc.paths['/v1/orgs/{orgId}/fields'].get.parameters!.find((p) => p.name === 'filter')!
+  t.match(fields.description, /Example: `[^`]+`\./, 'the example is in the description instead')
+})
+
 const ts = await startTestService(t)
 const org = ts.seed.orgs.find((o) => o.large)!
 const auth = await ts.keyHeader(org.accountId)
