@@ -132,7 +132,7 @@ export const ERROR_HELP: Record<ErrorCode, { meaning: string; remedy: string }> 
   not_found: { meaning: 'No such endpoint, record or org for this caller (an org of another account is also 404), or the org has no completed scan.', remedy: 'Check the path and id; list the parent collection to find valid ids.' },
   method_not_allowed: { meaning: 'The API is read-only: the endpoint takes GET and HEAD only (`Allow` lists them).', remedy: 'Use GET.' },
   gone: { meaning: 'The API version has reached its sunset date and is removed.', remedy: 'Move to the current version listed at `GET /`.' },
-  payload_too_large: { meaning: 'The request body exceeds the limit.', remedy: 'Send a smaller body.' },
+  payload_too_large: { meaning: 'The request body exceeds the limit: a GET or HEAD takes none; an MCP message at most ORGSCAN_MCP_MAX_BODY_BYTES.', remedy: 'Send the parameters in the query string (REST), or a smaller message (MCP).' },
   expectation_failed: { meaning: 'An `Expect` header other than `100-continue`.', remedy: 'Remove the header.' },
   headers_too_large: { meaning: 'The request head (the URL and the headers) exceeds 20 KB.', remedy: 'Send smaller headers.' },
   internal_error: { meaning: 'An unexpected server fault; nothing about it is disclosed; the unit is given back.', remedy: 'Retry later; report it if it persists.' },

@@ -187,6 +187,11 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
       }
       if (url.length > MAX_URL) return refuse(res, path, new ApiError('invalid_parameter', `The request URL exceeds ${MAX_URL} characters.`))
       const method = req.method ?? 'GET'
+      // A read takes no body: one that carries one is refused before anything reads it (the connection closes rather
+      // than take in bytes nobody asked for).
+      if ((method === 'GET' || method === 'HEAD') && (req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0')) {
+        return refuse(res, path, new ApiError('payload_too_large', `A ${method} request takes no body; send the parameters in the query string.`, { headers: { Connection: 'close' } }))
+      }
       let match: Match | null = null
       const found = routes.find((r) => r.allow.includes(method) && (match = r.router.find(method as 'GET', path) as Match | null))
       if (found) {

@@ -130,6 +130,19 @@ t.test('methods, unknown paths, oversize requests', async (t) => {
   })
   t.equal(huge, 431, 'oversized headers → 431')
   t.match(hugeId, /^[0-9a-f-]{36}$/, 'with a request id, as every answer')
+  const withBody = await new Promise<{ status: number; connection?: string; body: string }>((resolve, reject) => {
+    const req = request(ts.url + '/v1/orgs', { method: 'GET', headers: { authorization: auth, 'content-type': 'application/json', 'content-length': String(5_000_000) } }, (res) => {
+      let body = ''
+      res.on('data', (d) => (body += d))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body }))
+    })
+    req.on('error', reject)
+    req.write('{"filter":"eq(name,\'x\')"')
+  })
+  t.equal(withBody.status, 413, 'a GET with a body is refused before the body is read')
+  t.match(JSON.parse(withBody.body).error, { code: 'payload_too_large', detail: 'A GET request takes no body; send the parameters in the query string.' })
+  t.equal(withBody.connection, 'close', 'and its connection closes rather than take in 5 MB')
+  t.equal((await ts.get(`${base}/fields?limit=1`, auth, { headers: { 'content-length': '0' } })).status, 200, 'an empty body (Content-Length: 0) is no body')
   const ok = await ts.get(`${base}/fields?limit=1`, auth)
   t.equal(ok.status, 200, 'still serving')
 })
@@ -184,9 +197,9 @@ t.test('a body cut by a malformed chunk is answered 400 at once, on every surfac
   const token = answers(await raw(chunked('POST /oauth/token HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\n')))
   t.same(token.map((a) => a.status), [400], 'OAuth token endpoint: one answer, 400')
   t.equal(token[0].body.error, 'invalid_request')
-  // A GET does not read its body: it is answered, and the connection closes (its parser cannot go on).
+  // A GET takes no body: it is refused before the body is read, once, and the connection closes.
   const get = answers(await raw(chunked(`GET ${base}/fields?limit=1 HTTP/1.1\r\nAuthorization: ${auth}\r\n`)))
-  t.same(get.map((a) => a.status), [200], 'REST: the GET is answered, once')
+  t.same(get.map((a) => a.status), [413], 'REST: the GET is answered, once')
   // Pipelined after a valid request: its answer first, then the cut body's.
   const both = answers(await raw(`GET ${base}/objects?limit=2 HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\n\r\n` + chunked(`POST /v1/mcp HTTP/1.1\r\nAuthorization: ${auth}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n`)))
   t.same(both.map((a) => a.status), [200, 400], 'the valid request answered first, then the 400')
