@@ -18,16 +18,17 @@ function pairName(pair: string): string {
 }
 
 /**
- * The links keep the caller's query string as it was sent and change only `offset` (and `limit` when it was clamped),
- * in place: a link is never longer than the request by more than those digits, so following it stays within the URL
+ * The links keep the caller's query string as it was sent and change only `offset` (and `limit` when it was clamped,
+ * or for a `prev` shorter than a page), in place: a link is never longer than the request by more than those digits, so following it stays within the URL
  * limit that the request itself met, however the filter was encoded.
  */
 function links(path: string, qs: string, plan: ListPlan, hasMore: boolean): string {
   const pairs = qs === '' ? [] : qs.split('&').filter((p) => p !== '')
-  const make = (offset: number | null) => {
+  const make = (offset: number | null, limit?: number) => {
     if (offset === null) return pairs.length ? `${path}?${pairs.join('&')}` : path
     const set: Record<string, string> = { offset: `offset=${offset}` }
-    if (plan.requestedLimit !== undefined) set.limit = `limit=${plan.limit}`
+    if (limit !== undefined) set.limit = `limit=${limit}`
+    else if (plan.requestedLimit !== undefined) set.limit = `limit=${plan.limit}`
     const out = pairs.map((p) => {
       const name = pairName(p)
       if (!(name in set)) return p
@@ -39,7 +40,9 @@ function links(path: string, qs: string, plan: ListPlan, hasMore: boolean): stri
   }
   const links: Record<string, string> = { self: make(null) }
   if (hasMore) links.next = make(plan.offset + plan.limit)
-  if (plan.offset > 0) links.prev = make(Math.max(0, plan.offset - plan.limit))
+  // The page just before this one: when fewer records than a page precede it, exactly those (a shorter page), never
+  // records this page already holds.
+  if (plan.offset > 0) links.prev = plan.offset >= plan.limit ? make(plan.offset - plan.limit) : make(0, plan.offset)
   return JSON.stringify(links)
 }
 
