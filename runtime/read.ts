@@ -206,7 +206,10 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
     if (decl.scope === 'account') return orgDenied(db, scope.orgId!, req.principal)
     throw new ApiError('not_found', `${decl.title} not found.`, idParam ? { parameter: idParam } : {})
   }
-  return remember(db, req.lend, scope, key, row, new Answer('one', row.data))
+  // A computed singleton's JSON comes from PostgreSQL's json_build_object, which writes `"key" : value`: made as
+  // compact as every other answer (declaration order kept; its numbers are doubles and counts, exact in JavaScript).
+  const data = decl.singletonSql ? Buffer.from(JSON.stringify(JSON.parse(row.data.toString('utf8')))) : row.data
+  return remember(db, req.lend, scope, key, row, new Answer('one', data))
 }
 
 const EMPTY_LIST = Buffer.from('[]')

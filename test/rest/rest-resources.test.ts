@@ -13,6 +13,8 @@ t.test('loginActivity/overview: the repeatable license parameter scopes every co
   t.equal(all.status, 200)
   t.equal(all.body.data.licenseTypes, null, 'unscoped')
   t.same(all.body.data.windows.map((w: { days: number }) => w.days), [30, 90, 365])
+  t.equal(all.text, JSON.stringify(all.body), 'as compact as every other answer (no `"key" : value` from PostgreSQL)')
+  t.same(Object.keys(all.body.data), ['licenseTypes', 'windows'], 'in declaration order')
   const users = await ts.get(`${base}/loginActivity?limit=200&filter=${enc('eq(isActive,true)')}`, auth)
   const types = [...new Set(users.body.data.map((u: { licenseType: string }) => u.licenseType))] as string[]
   t.ok(types.length >= 2, 'several license types in the seed')
