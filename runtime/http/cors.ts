@@ -49,6 +49,13 @@ export function applyCors(req: IncomingMessage, res: ServerResponse, origin: str
   return false
 }
 
+/** An `OPTIONS` request of an endpoint with the policy `p`: a preflight is answered as above, any other 204 with `Allow`. */
+export function answerOptions(req: IncomingMessage, res: ServerResponse, origin: string, p: CorsPolicy): void {
+  if (applyCors(req, res, origin, p)) return
+  res.writeHead(204, { Allow: `${p.methods}, OPTIONS`, 'Content-Length': '0' })
+  res.end()
+}
+
 /** The MCP endpoint's policy: the Streamable HTTP transport's headers both ways. */
 export const MCP_CORS: CorsPolicy = {
   methods: 'POST, DELETE',

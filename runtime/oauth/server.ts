@@ -22,7 +22,7 @@ import type { Routes } from '../http/server.ts'
 import type { Logger } from '../log.ts'
 import type { Surface } from '../plan.ts'
 import { BurstGuard } from '../quota/burst-guard.ts'
-import { applyCors, METADATA_CORS, OAUTH_CORS } from '../http/cors.ts'
+import { answerOptions, applyCors, METADATA_CORS, OAUTH_CORS } from '../http/cors.ts'
 import type { BearerVerifier } from '../auth/authenticate.ts'
 import { AccessTokens } from './access-tokens.ts'
 import { authorizeHandlers } from './authorize.ts'
@@ -121,21 +121,13 @@ export function createOAuthServer(d: OAuthServerDeps): OAuthServer {
       applyCors(req, res, '*', OAUTH_CORS)
       return handler(req, res)
     })
-    router.on('OPTIONS', path, (req, res) => {
-      if (applyCors(req, res, '*', OAUTH_CORS)) return
-      res.writeHead(204, { Allow: 'POST, OPTIONS', 'Content-Length': '0' })
-      res.end()
-    })
+    router.on('OPTIONS', path, (req, res) => answerOptions(req, res, '*', OAUTH_CORS))
   }
   // The metadata and keys (answered with `Access-Control-Allow-Origin: *`): a browser client sending a header of its
   // own (MCP clients send MCP-Protocol-Version) asks first with a preflight.
   const metadata = (path: string, h: Handler) => {
     get(path, h)
-    router.on('OPTIONS', path, (req, res) => {
-      if (applyCors(req, res, '*', METADATA_CORS)) return
-      res.writeHead(204, { Allow: 'GET, HEAD, OPTIONS', 'Content-Length': '0' })
-      res.end()
-    })
+    router.on('OPTIONS', path, (req, res) => answerOptions(req, res, '*', METADATA_CORS))
   }
   metadata('/.well-known/oauth-authorization-server', m.authorizationServer)
   metadata('/.well-known/oauth-protected-resource/v1/mcp', m.mcpResource)
