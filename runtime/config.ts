@@ -244,17 +244,20 @@ export function portsProblem(c: Pick<Config, 'port' | 'mcp' | 'admin'>): string 
   return undefined
 }
 
-/**
- * Reads configuration from the environment; throws ConfigError with every problem listed. A variable set to the empty
- * string counts as unset (`DATABASE_URL=` in an env file or a compose file means the default, the embedded database).
- */
-export function loadConfig(given: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
-  const env: Record<string, string | undefined> = {}
-  for (const [k, val] of Object.entries(given)) if (val !== '') env[k] = val
+/** Reads configuration from the environment; throws ConfigError with every problem listed. */
+export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
   // Every problem is collected and reported at once, the cross-field ones too.
   const problems: string[] = []
   const parsed = v.safeParse(EnvSchema, env)
-  if (!parsed.success) for (const i of parsed.issues) problems.push(`${v.getDotPath(i) ?? '?'}: ${i.message}`)
+  if (!parsed.success) {
+    for (const i of parsed.issues) {
+      const name = v.getDotPath(i) ?? '?'
+      // Set but empty (an unresolved `${VAR}` in a compose or env file, say) is refused, never read as unset: an empty
+      // DATABASE_URL or TLS_CERT must not start a server on demo data or over plain HTTP.
+      const problem = env[name] === '' ? `${name}: is set but empty; give a value, or unset it for the default` : `${name}: ${i.message}`
+      if (!problems.includes(problem)) problems.push(problem)
+    }
+  }
   const versionTable = (name: string, raw: string | undefined): VersionEntry[] | undefined => {
     if (!raw) return undefined
     try {

@@ -103,6 +103,22 @@ export function parseBasic(header: string | undefined): Credentials | null {
   return { keyId: text.slice(0, colon), secret: text.slice(colon + 1) }
 }
 
+/**
+ * The admission of a database lookup for one request (runtime/auth/authenticate.ts): `take` before the lookup starts
+ * (false: not made), `giveBack` when it proved a valid key or the database failed. A no-op when nothing was taken.
+ */
+export interface LookupAdmission {
+  take(): boolean
+  giveBack(): void
+}
+
+/** A key lookup the caller's failed-authentication allowance did not admit (the answer is the bare 429). */
+export class LookupNotAdmitted extends Error {
+  constructor() {
+    super('The lookup was not admitted.')
+  }
+}
+
 export class ApiKeyAuthenticator {
   private cache = new Map<string, CachedKey | MissingKey>()
   private verified = new Map<string, VerifiedHeader>()
@@ -130,14 +146,16 @@ export class ApiKeyAuthenticator {
    * always hashed and compared in constant time (against a dummy hash when there is no key), and an unknown id is
    * cached exactly like a known one, so neither answer tells which ids exist.
    */
-  async authenticate(creds: Credentials, opts: { cachedOnly?: boolean; header?: string; connection?: object } = {}): Promise<Principal> {
+  async authenticate(creds: Credentials, opts: { admission?: LookupAdmission; header?: string; connection?: object } = {}): Promise<Principal> {
     const { keyId, secret } = creds
     const wellFormed = KEY_ID.test(keyId) && SECRET.test(secret)
     const candidate = hashSecret(this.pepper, secret)
-    const entry = wellFormed ? await this.lookup(keyId, opts.cachedOnly === true) : undefined
+    const entry = wellFormed ? await this.lookup(keyId, opts.admission) : undefined
     const ok = timingSafeEqual(candidate, entry?.hash ?? DUMMY_HASH) && entry !== undefined
     if (!ok || !entry) throw unauthorized('Invalid API key credentials.')
     if (entry.revoked) throw unauthorized('This API key has been revoked.')
+    // A lookup that proved a valid key was no failed authentication.
+    opts.admission?.giveBack()
     this.lastUsed.set(keyId, this.clock())
     const principal: Principal = { accountId: entry.accountId, userId: entry.userId, method: 'api_key', credentialId: keyId, quotaExempt: false, enhancedMcpSecurity: entry.enhancedMcp }
     // Only a header verified against a cached entry is remembered: it lives exactly as long as that entry.
@@ -213,15 +231,21 @@ export class ApiKeyAuthenticator {
     for (const [id, k] of this.cache) if (!('missing' in k) && k.accountId === accountId) this.cache.delete(id)
   }
 
-  /** The key, from the cache or (once for concurrent requests of the same id) the database. */
-  private async lookup(keyId: string, cachedOnly: boolean): Promise<CachedKey | undefined> {
+  /**
+   * The key, from the cache or (once for concurrent requests of the same id) the database. A lookup that would go to
+   * the database is first admitted by `admission` (it takes a token of the caller's failed-authentication allowance;
+   * refused: `LookupNotAdmitted`); a request joining a lookup under way takes none.
+   */
+  private async lookup(keyId: string, admission: LookupAdmission | undefined): Promise<CachedKey | undefined> {
     const hit = this.cache.get(keyId)
     if (hit && this.clock() - hit.at < this.cacheMs) return 'missing' in hit ? undefined : hit
-    if (cachedOnly) return undefined
     let p = this.inFlight.get(keyId)
     if (!p) {
+      if (admission && !admission.take()) throw new LookupNotAdmitted()
       p = this.fetch(keyId).finally(() => this.inFlight.delete(keyId))
       this.inFlight.set(keyId, p)
+      // The database did not answer: no authentication failed.
+      p.catch(() => admission?.giveBack())
     }
     return p
   }

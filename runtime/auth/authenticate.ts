@@ -13,7 +13,7 @@
 import type { IncomingMessage } from 'node:http'
 import { ApiError, isApiError, unauthorized } from '../errors.ts'
 import type { BurstGuard } from '../quota/burst-guard.ts'
-import { parseBasic, type ApiKeyAuthenticator } from './api-keys.ts'
+import { LookupNotAdmitted, parseBasic, type ApiKeyAuthenticator, type LookupAdmission } from './api-keys.ts'
 import type { Principal } from './principal.ts'
 import type { Surface } from '../plan.ts'
 
@@ -61,10 +61,30 @@ export function authorizationOf(req: IncomingMessage): string | undefined {
   return req.headers.authorization
 }
 
+/** One request's admission to a key lookup: at most one token of its address, given back at most once. */
+class Admission implements LookupAdmission {
+  took = false
+  constructor(
+    private readonly guard: BurstGuard,
+    private readonly address: string | undefined,
+  ) {}
+
+  take(): boolean {
+    this.took = this.guard.allow(this.address)
+    return this.took
+  }
+
+  giveBack(): void {
+    if (!this.took) return
+    this.took = false
+    this.guard.giveBack(this.address)
+  }
+}
+
 export function createAuthenticate(d: AuthenticateDeps): (authorization: string | undefined, client: Client, surface: Surface) => Promise<Principal> {
   /**
-   * Counts a refusal that needed no database work, after the fact (nothing is awaited between the check and the
-   * count, so concurrency cannot overrun it): a 401, or the bare 429 once the address is out of tokens.
+   * Counts a refusal that cost no database lookup of its own, after the fact (nothing is awaited between the check
+   * and the count, so concurrency cannot overrun it): a 401, or the bare 429 once the address is out of tokens.
    */
   const refused = (address: string | undefined, e: unknown): unknown => {
     if (!d.failures || !isApiError(e) || e.code !== 'unauthorized') return e
@@ -72,38 +92,31 @@ export function createAuthenticate(d: AuthenticateDeps): (authorization: string 
   }
   return async (authorization, client, surface) => {
     const address = client.remoteAddress
-    if (authorization === SEVERAL_AUTHORIZATIONS) throw refused(address, unauthorized('Send one Authorization header, not several.'))
-    if (d.bearer && authorization !== undefined && /^bearer /i.test(authorization)) {
-      const m = BEARER.exec(authorization)
-      if (!m) throw refused(address, unauthorized('Malformed Bearer token.'))
-      // Checked whatever the address's failures: the signature is verified without the database, and only a token the
-      // service signed reaches it (once per cache time, refusals included: runtime/oauth/access-tokens.ts). So a flood of
-      // bad credentials from a shared address cannot lock out a valid token, and costs the database nothing.
-      try {
-        return await d.bearer.authenticate(m[1], surface)
-      } catch (e) {
-        throw refused(address, e)
-      }
-    }
-    // A header this process verified while its key is cached (runtime/auth/api-keys.ts).
-    const known = authorization !== undefined ? d.keys.verifiedHeader(authorization, client) : undefined
-    if (known) return known
-    const creds = parseBasic(authorization)
-    if (!creds) throw refused(address, unauthorized('Authentication required: send HTTP Basic credentials (API key id and secret).'))
-    // The lookup takes a token before it starts and gives it back when it succeeds: N requests arriving at once start at
-    // most as many lookups as the address has tokens (checking first and counting after let all N reach the database).
-    // Without a token only a key this process has cached can succeed.
-    const granted = d.failures?.allow(address) ?? true
+    // An API-key lookup takes a token before it starts and gives it back when it proves a valid key: N requests
+    // arriving at once start at most as many lookups as the address has tokens (checking first and counting after let
+    // all N reach the database). Requests joining a lookup under way take none.
+    const admission = d.failures ? new Admission(d.failures, address) : undefined
     try {
-      const principal = await d.keys.authenticate(creds, { cachedOnly: !granted, header: authorization, connection: client })
-      if (granted) d.failures?.giveBack(address)
-      return principal
+      if (authorization === SEVERAL_AUTHORIZATIONS) throw unauthorized('Send one Authorization header, not several.')
+      if (d.bearer && authorization !== undefined && /^bearer /i.test(authorization)) {
+        const m = BEARER.exec(authorization)
+        if (!m) throw unauthorized('Malformed Bearer token.')
+        // Checked whatever the address's failures: the signature is verified without the database, and only a token
+        // the service signed reaches it (once per cache time, refusals included: runtime/oauth/access-tokens.ts). So a
+        // flood of bad credentials from a shared address cannot lock out a valid token, and costs the database nothing.
+        return await d.bearer.authenticate(m[1], surface)
+      }
+      // A header this process verified while its key is cached (runtime/auth/api-keys.ts).
+      const known = authorization !== undefined ? d.keys.verifiedHeader(authorization, client) : undefined
+      if (known) return known
+      const creds = parseBasic(authorization)
+      if (!creds) throw unauthorized('Authentication required: send HTTP Basic credentials (API key id and secret).')
+      return await d.keys.authenticate(creds, { admission, header: authorization, connection: client })
     } catch (e) {
-      const failure = isApiError(e) && e.code === 'unauthorized'
-      // Not a failed authentication (the database did not answer): the token goes back.
-      if (!failure && granted) d.failures?.giveBack(address)
-      if (failure && !granted) throw throttled(d.failures!.waitSeconds(address))
-      throw e
+      if (e instanceof LookupNotAdmitted) throw throttled(d.failures!.waitSeconds(address))
+      // A failed lookup kept the token it took: counted already.
+      if (admission?.took) throw e
+      throw refused(address, e)
     }
   }
 }

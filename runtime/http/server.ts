@@ -220,6 +220,9 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
   const server: Server = opts.tls
     ? (createHttpsServer({ ...httpOptions, cert: opts.tls.cert, key: opts.tls.key, minVersion: TLS_MIN_VERSION, ciphers: TLS_CIPHERS, ecdhCurve: TLS_CURVES, honorCipherOrder: true }, handler) as unknown as Server)
     : createServer(httpOptions, handler)
+  // The peer's address is read (and kept by Node) when the connection opens: read first by a request, a connection
+  // the client already reset has none, and every per-address limit would lose track of it.
+  server.on(opts.tls ? 'secureConnection' : 'connection', (socket: Socket) => void socket.remoteAddress)
   // No listener for 'timeout': Node destroys a connection idle this long (pending writes are dropped with it).
   if (opts.idleSocketMs) server.setTimeout(opts.idleSocketMs)
   // Node answers an unexpected `Expect` with a bodiless 417 unless this event is handled.

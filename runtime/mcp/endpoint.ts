@@ -18,6 +18,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way'
 import { classifyInboundRequest, createMcpHandler, isInitializeRequest, isJsonContentType, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/server'
 import { toApiError } from '../errors.ts'
+import { classifyDbError } from '../db/errors.ts'
 import { authorizationOf } from '../auth/authenticate.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { ServiceContext } from '../service-context.ts'
@@ -32,7 +33,7 @@ import { releaseWhenWritten } from '../http/response-done.ts'
 import { bodyLength, endWithBody, type Body } from '../http/respond.ts'
 import { withRequestId } from '../http/response.ts'
 import { applyCors, MCP_CORS } from '../http/cors.ts'
-import type { McpSessions } from './sessions.ts'
+import { CREDENTIAL_BUSY, type McpSessions } from './sessions.ts'
 import { isJsonObject } from '../json-object.ts'
 
 /** The unversioned `/mcp` was deprecated when `/v1/mcp` launched and removed on this date (00:00 UTC). */
@@ -263,6 +264,10 @@ export function buildMcpRouter(d: McpEndpointDeps) {
       if (initialize && !('error' in answer)) {
         const params = (body as { params: { protocolVersion: string; clientInfo?: { name?: string; version?: string } } }).params
         const sid = await d.sessions.create(principal, { protocolVersion: params.protocolVersion, clientName: params.clientInfo?.name, clientVersion: params.clientInfo?.version })
+        if (sid === CREDENTIAL_BUSY) {
+          const n = Math.min(config.mcp.sessionsPerCredential, config.mcp.sessionsPerAccount)
+          return sendRpcError(res, 429, RPC.serverError, `This credential already has ${n} open MCP sessions, the most it may hold, and each was used in the last ${Math.ceil(d.sessions.busyWithinMs / 1000)} seconds. End one (HTTP DELETE with its Mcp-Session-Id) or retry later: an idle one then makes room.`, { id, headers: { ...headers, 'Retry-After': String(Math.ceil(d.sessions.busyWithinMs / 1000)) } })
+        }
         if (!sid) {
           const n = config.mcp.sessionsPerAccount
           return sendRpcError(res, 429, RPC.serverError, `This account already has ${n} open MCP sessions, the most it may hold. End unused ones (HTTP DELETE with their Mcp-Session-Id) or let them expire after ${config.mcp.sessionIdleMs >= 60_000 ? `${Math.round(config.mcp.sessionIdleMs / 60_000)} idle minutes` : `${Math.ceil(config.mcp.sessionIdleMs / 1000)} idle seconds`}.`, { id, headers })
@@ -305,6 +310,11 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     }
     const work = req.method === 'DELETE' ? del(req, res, headers, life.version) : post(req, res, headers, life.version)
     work.catch((e: unknown) => {
+      // A refusal of the service's own (the database busy or down: 503) keeps its status; anything else is a 500.
+      const err = classifyDbError(e, false)
+      if (err.status === 503) {
+        return sendRpcError(res, 503, RPC.serverError, err.message, { headers: { ...headers, 'Retry-After': String(err.extras.retryAfterSeconds ?? 1) }, data: { status: 503, code: err.code } })
+      }
       log.error({ msg: 'mcp: request failed', err: e })
       sendRpcError(res, 500, -32603, 'Internal error.', { headers })
     })

@@ -8,10 +8,12 @@
  * - A session idle for `idleMs` has expired: it answers 404 like an unknown one, and is pruned.
  * - `lastSeen` is written at most every `touchMs` per session, not on every request.
  * - A credential (an API key, or one user's sign-in through one OAuth client) may hold at most `maxPerCredential` live
- *   sessions: opening one more ends its least recently used one (which then answers 404, and its client initializes
- *   again), so a client that never sends DELETE recycles its own sessions instead of filling the account's allowance.
+ *   sessions: opening one more ends its least recently used idle one (which then answers 404, and its client
+ *   initializes again), so a client that never sends DELETE recycles its own sessions instead of filling the
+ *   account's allowance. When all of them may be in use, the opening is refused instead (`CREDENTIAL_BUSY`).
  * - An account may hold at most `maxPerAccount` live sessions; opening one more fails (`create` returns undefined).
- *   Both bounds hold under concurrency: opening a session takes a lock of its account for the transaction.
+ *   Both bounds hold under concurrency: openings of an account queue in the process, then take a lock of the
+ *   account in the database for their transaction.
  * - A session the database confirmed live is trusted by this process for `confirmMs` (the key cache's bound,
  *   `ORGSCAN_AUTH_CACHE_MS`, 5 s; never longer than `touchMs`) without asking again: a tool call then costs no round
  *   trip. A DELETE ends the session at once on every process: the deleting one forgets it, and the others when the
@@ -26,6 +28,8 @@ import type { Principal } from '../auth/principal.ts'
 import type { Clock } from '../config.ts'
 import type { Logger } from '../log.ts'
 import { CACHE_CHANNEL } from '../cache/org-state.ts'
+import { errorCode } from '../db/errors.ts'
+import { ApiError } from '../errors.ts'
 
 /** Payload prefix of an ended session's notice on the hot-reads channel, followed by the Base64 SHA-256 of its id. */
 export const SESSION_NOTICE = 'session:'
@@ -66,7 +70,17 @@ const hashKey = (id: string) => digest('sha256', id, 'base64')
 const hash = (id: string) => Buffer.from(hashKey(id), 'base64')
 const iso = (ms: number) => new Date(ms).toISOString()
 
+/** What `create` answers when the credential holds its bound of sessions and all of them may be in use. */
+export const CREDENTIAL_BUSY = Symbol('credential busy')
+
+class Busy extends Error {}
+
+/** PostgreSQL: lock_timeout passed. */
+const LOCK_NOT_AVAILABLE = '55P03'
+
 export class McpSessions {
+  /** The last opening of each account under way in this process (runtime order of openings per account). */
+  private readonly opening = new Map<string, Promise<unknown>>()
   private readonly touchMs: number
   private readonly confirmMs: number
   /** Keyed by the session id's hash; in the order of confirmation (a Map keeps insertion order). */
@@ -94,45 +108,78 @@ export class McpSessions {
   }
 
   /**
-   * Opens a session for the principal, ending the credential's least recently used ones beyond `maxPerCredential`;
-   * undefined when the account already holds its maximum of live sessions.
+   * Opens a session for the principal; undefined when the account already holds its maximum of live sessions, or the
+   * credential holds its own and none of them is idle (`CredentialBusy`: its sessions are all in use).
+   *
+   * At its own bound a credential's least recently used session that has been idle at least `touchMs` is ended. A
+   * session's `lastSeen` is written at most every `touchMs`, so one seen more recently than two of those may still be
+   * in use: it is never chosen.
    */
-  async create(p: Principal, info: SessionInfo): Promise<string | undefined> {
+  async create(p: Principal, info: SessionInfo): Promise<string | undefined | typeof CREDENTIAL_BUSY> {
+    // Openings of one account queue here, in this process, before they hold a connection: only the first waits
+    // for the account's database lock (taken by other processes' openings), so a flood of openings from one account
+    // parks one connection of the shared pool, not all of them.
+    const before = this.opening.get(p.accountId) ?? Promise.resolve()
+    const mine = before.then(() => this.open(p, info))
+    const tail = mine.catch(() => undefined)
+    this.opening.set(p.accountId, tail)
+    void tail.then(() => {
+      if (this.opening.get(p.accountId) === tail) this.opening.delete(p.accountId)
+    })
+    return mine
+  }
+
+  private async open(p: Principal, info: SessionInfo): Promise<string | undefined | typeof CREDENTIAL_BUSY> {
     const id = randomBytes(32).toString('base64url')
     const now = this.clock()
     const live = iso(now - this.o.idleMs)
+    const idle = iso(now - 2 * this.touchMs)
     const perCredential = Math.min(this.o.maxPerCredential ?? this.o.maxPerAccount, this.o.maxPerAccount)
-    const created = await this.sql.begin(async (tx) => {
-      // One opening at a time per account (any process): the counts below then stay true until the insert commits.
+    const outcome = await this.sql.begin(async (tx) => {
+      // One opening at a time per account, across processes: the counts below stay true until the insert commits. A
+      // lock held longer than this (a stalled process) fails the opening (503) rather than park the connection.
+      await tx`SET LOCAL lock_timeout = '5s'`
       await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`mcp_sessions:${p.accountId}`}, 0))`
       const [c] = await tx<{ account: number; mine: number }[]>`
         SELECT count(*)::int AS account,
           count(*) FILTER (WHERE credential_id = ${p.credentialId} AND user_id IS NOT DISTINCT FROM ${p.userId}::bigint)::int AS mine
         FROM mcp_sessions WHERE account_id = ${p.accountId}::bigint AND last_seen_at > ${live}::timestamptz`
-      let account = c.account
-      if (c.mine >= perCredential) {
-        // The credential's own least recently used sessions make room; other processes forget them at the notice.
+      const excess = Math.max(0, c.mine - perCredential + 1)
+      // Nothing is ended for an opening that is refused anyway (an account over its bound, say after it was lowered).
+      if (c.account - excess >= this.o.maxPerAccount) return 'account-full' as const
+      if (excess > 0) {
+        // The credential's own least recently used idle sessions make room; other processes forget them at the notice.
         const ended = await tx<{ key: string }[]>`
           WITH d AS (
             DELETE FROM mcp_sessions WHERE id_hash IN (
               SELECT id_hash FROM mcp_sessions
               WHERE account_id = ${p.accountId}::bigint AND credential_id = ${p.credentialId} AND user_id IS NOT DISTINCT FROM ${p.userId}::bigint
-                AND last_seen_at > ${live}::timestamptz
-              ORDER BY last_seen_at, created_at LIMIT ${c.mine - perCredential + 1})
+                AND last_seen_at > ${live}::timestamptz AND last_seen_at < ${idle}::timestamptz
+              ORDER BY last_seen_at, created_at LIMIT ${excess})
             RETURNING id_hash
           )
           SELECT encode(id_hash, 'base64') AS key, pg_notify(${CACHE_CHANNEL}, ${SESSION_NOTICE} || encode(id_hash, 'base64')) FROM d`
+        if (ended.length < excess) throw new Busy()
         for (const e of ended) this.markEnded(e.key)
-        account -= ended.length
       }
-      if (account >= this.o.maxPerAccount) return false
       await tx`
         INSERT INTO mcp_sessions (id_hash, account_id, user_id, credential_id, protocol_version, client_name, client_version, created_at, last_seen_at)
         VALUES (${hash(id)}, ${p.accountId}::bigint, ${p.userId}::bigint, ${p.credentialId}, ${info.protocolVersion},
           ${info.clientName?.slice(0, 200) ?? null}, ${info.clientVersion?.slice(0, 100) ?? null}, ${iso(now)}::timestamptz, ${iso(now)}::timestamptz)`
-      return true
+      return 'opened' as const
+    }).catch((e: unknown) => {
+      // Thrown to roll the deletions back: none of the credential's sessions is idle.
+      if (e instanceof Busy) return 'busy' as const
+      if (errorCode(e) === LOCK_NOT_AVAILABLE) throw new ApiError('service_unavailable', 'The account\'s sessions are busy; retry shortly.', { retryAfterSeconds: 1 })
+      throw e
     })
-    return created ? id : undefined
+    if (outcome === 'busy') return CREDENTIAL_BUSY
+    return outcome === 'opened' ? id : undefined
+  }
+
+  /** How recently a session may have been used when its `lastSeen` says it was not: it is never ended to make room. */
+  get busyWithinMs(): number {
+    return 2 * this.touchMs
   }
 
   /** Whether `id` is a live session of the principal's account and user; keeps it alive. */

@@ -39,6 +39,8 @@ export interface IssueInput {
 interface Checked {
   /** undefined: the database refused the token (revoked, its user or client gone). */
   principal: Principal | undefined
+  /** The token's sign-in (`sid`): revoking it forgets the entry. */
+  family: string
   at: number
 }
 
@@ -54,6 +56,10 @@ export interface AccessTokenOptions {
 
 export class AccessTokens {
   private cache = new Map<string, Checked>()
+  /** Database checks under way, by jti: requests carrying the same token meanwhile share one. */
+  private pending = new Map<string, Promise<Principal>>()
+  /** Bumped by every forgetting. */
+  private generation = 0
   /** Database checks made (tests). */
   lookups = 0
 
@@ -112,24 +118,36 @@ export class AccessTokens {
       if (hit.principal === undefined) throw invalidToken()
       return hit.principal
     }
-    let principal: Principal | undefined
+    const under = this.pending.get(c.jti)
+    if (under) return under
+    const p: Promise<Principal> = this.checkAndRemember(c).finally(() => {
+      if (this.pending.get(c.jti) === p) this.pending.delete(c.jti)
+    })
+    this.pending.set(c.jti, p)
+    return p
+  }
+
+  private async checkAndRemember(c: AccessTokenClaims): Promise<Principal> {
+    // A check that began before a revocation or an administrative change does not remember its (maybe stale) answer.
+    const gen = this.generation
+    let principal: Principal
     try {
       principal = await this.check(c)
     } catch (e) {
       // A refusal is remembered like an answer: a revoked token presented again and again costs the database one
       // lookup per cache time, however many requests carry it (the failed-authentication limit does not stop it).
-      if (e instanceof ApiError && e.code === 'unauthorized') this.remember(c.jti, undefined)
+      if (e instanceof ApiError && e.code === 'unauthorized' && gen === this.generation) this.remember(c, undefined)
       throw e
     }
-    this.remember(c.jti, principal)
+    if (gen === this.generation) this.remember(c, principal)
     return principal
   }
 
-  private remember(jti: string, principal: Principal | undefined): void {
+  private remember(c: AccessTokenClaims, principal: Principal | undefined): void {
     if (this.opts.cacheMs <= 0) return
-    this.cache.delete(jti)
+    this.cache.delete(c.jti)
     if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!)
-    this.cache.set(jti, { principal, at: this.clock() })
+    this.cache.set(c.jti, { principal, family: c.sid, at: this.clock() })
   }
 
   private async check(c: AccessTokenClaims): Promise<Principal> {
@@ -176,7 +194,22 @@ export class AccessTokens {
 
   /** Forgets every checked token (after an administrative change: scopes, revocations, the account setting). */
   forgetAll(): void {
+    this.generation++
     this.cache.clear()
+    this.pending.clear()
+  }
+
+  /** Forgets the checked tokens of one revoked sign-in, or one revoked token. */
+  forget(what: { family: string } | { jti: string }): void {
+    this.generation++
+    if ('jti' in what) {
+      this.cache.delete(what.jti)
+      this.pending.delete(what.jti)
+      return
+    }
+    for (const [jti, e] of this.cache) if (e.family === what.family) this.cache.delete(jti)
+    // A check under way may have read before the revocation: later requests do not join it.
+    this.pending.clear()
   }
 }
 

@@ -33,7 +33,8 @@ export interface OAuthContext {
   /** Failed password sign-ins per client address. */
   signInFailures: BurstGuard
   /** Called after something a running process caches changed (a revocation). */
-  onRevoke: () => void
+  /** What this process remembers of checked access tokens of a revoked sign-in (family) or token (jti) is forgotten. */
+  onRevoke: (what: { family: string } | { jti: string }) => void
 }
 
 export const BROWSER_COOKIE = 'orgscan_browser'

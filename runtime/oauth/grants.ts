@@ -139,7 +139,8 @@ export class Grants {
    */
   async takeCode(code: string, now: number): Promise<
     | { ok: true; clientId: string; userId: string; redirectUri: string; scopes: string[]; resource: string; codeChallenge: string; family: string; expired: boolean }
-    | { ok: false; reused: boolean }
+    | { ok: false; reused: false }
+    | { ok: false; reused: true; family: string }
   > {
     if (!/^[A-Za-z0-9_-]{43}$/.test(code)) return { ok: false, reused: false }
     const h = sha256(code)
@@ -151,7 +152,7 @@ export class Grants {
     const [used] = await this.sql`SELECT family::text AS family FROM oauth_codes WHERE code_hash = ${h}`
     if (!used) return { ok: false, reused: false }
     await this.revokeFamily(used.family as string, now)
-    return { ok: false, reused: true }
+    return { ok: false, reused: true, family: used.family as string }
   }
 
   async issueRefresh(f: { family: string; clientId: string; userId: string; scopes: readonly string[]; resource: string; now: number }): Promise<string> {
@@ -167,7 +168,8 @@ export class Grants {
    */
   async takeRefresh(token: string, now: number): Promise<
     | { ok: true; family: string; clientId: string; userId: string; scopes: string[]; resource: string }
-    | { ok: false; reused: boolean }
+    | { ok: false; reused: false }
+    | { ok: false; reused: true; family: string }
   > {
     if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return { ok: false, reused: false }
     const h = sha256(token)
@@ -178,7 +180,7 @@ export class Grants {
     const [old] = await this.sql`SELECT family::text AS family, rotated_at FROM oauth_refresh_tokens WHERE token_hash = ${h}`
     if (old?.rotated_at) {
       await this.revokeFamily(old.family as string, now)
-      return { ok: false, reused: true }
+      return { ok: false, reused: true, family: old.family as string }
     }
     return { ok: false, reused: false }
   }

@@ -88,7 +88,7 @@ export function createOAuthServer(d: OAuthServerDeps): OAuthServer {
     grants,
     upstream: d.config.upstream ? new Upstream(d.config.upstream, d.clock) : undefined,
     signInFailures: new BurstGuard({ enabled: true, ratePerSecond: 0.2, burst: 20, clock: d.clock }),
-    onRevoke: () => tokens.forgetAll(),
+    onRevoke: (what) => tokens.forget(what),
   }
 
   /** Unexpected failures: 503 when the database is unreachable, else 500; never a stack or SQL text. */

@@ -101,7 +101,7 @@ export function tokenHandlers(o: OAuthContext): { token: Handler; revoke: Handle
     const code = await o.grants.takeCode(raw, o.clock())
     if (!code.ok) {
       // Its family was revoked: this process forgets the tokens it checked at once (others within ORGSCAN_AUTH_CACHE_MS).
-      if (code.reused) o.onRevoke()
+      if (code.reused) o.onRevoke({ family: code.family })
       throw new OAuthError(400, 'invalid_grant', code.reused ? 'The code was already used; what it issued is revoked.' : 'Unknown code.')
     }
     if (code.expired) throw new OAuthError(400, 'invalid_grant', 'The code has expired.')
@@ -136,12 +136,12 @@ export function tokenHandlers(o: OAuthContext): { token: Handler; revoke: Handle
     }
     const t = await o.grants.takeRefresh(raw, o.clock())
     if (!t.ok) {
-      if (t.reused) o.onRevoke()
+      if (t.reused) o.onRevoke({ family: t.family })
       throw new OAuthError(400, 'invalid_grant', t.reused ? 'The refresh token was already used; every token of this sign-in is revoked.' : 'Unknown, expired or revoked refresh token.')
     }
     if (t.clientId !== client.clientId) {
       await o.grants.revokeFamily(t.family, o.clock())
-      o.onRevoke()
+      o.onRevoke({ family: t.family })
       throw new OAuthError(400, 'invalid_grant', 'The refresh token was issued to another client.')
     }
     const scopes = refreshRequest(t, form)
@@ -214,13 +214,20 @@ export function tokenHandlers(o: OAuthContext): { token: Handler; revoke: Handle
         const client = await authenticateClient(req, form)
         const token = required(form, 'token')
         const family = await o.grants.refreshFamily(token)
-        if (family && family.clientId === client.clientId) await o.grants.revokeFamily(family.family, o.clock())
+        // This process forgets what it checked of exactly what was revoked (others within ORGSCAN_AUTH_CACHE_MS); a
+        // revocation that revoked nothing changes nothing.
+        if (family && family.clientId === client.clientId) {
+          await o.grants.revokeFamily(family.family, o.clock())
+          o.onRevoke({ family: family.family })
+        }
         if (!family && token.includes('.')) {
           const urls = o.urls()
           const claims = await o.tokens.claims(token, urls.mcpResource).catch(() => o.tokens.claims(token, urls.restResource)).catch(() => undefined)
-          if (claims && claims.client_id === client.clientId) await o.grants.revokeAccessToken(claims.jti, (claims.exp ?? 0) * 1000)
+          if (claims && claims.client_id === client.clientId) {
+            await o.grants.revokeAccessToken(claims.jti, (claims.exp ?? 0) * 1000)
+            o.onRevoke({ jti: claims.jti })
+          }
         }
-        o.onRevoke()
         res.writeHead(200, { 'Cache-Control': 'no-store', 'Content-Length': '0' })
         res.end()
       } catch (e) {

@@ -60,7 +60,7 @@ export class BurstGuard {
 
   /** True when the request may proceed; false → answer a bare 429 (see `sendBare429`). */
   allow(address: string | undefined): boolean {
-    if (!this.enabled || !address) return true
+    if (!this.enabled) return true
     const now = this.clock()
     if (now - this.lastSweep >= this.sweepEvery) this.sweep(now)
     const key = clientKey(address)
@@ -86,7 +86,7 @@ export class BurstGuard {
    * `allow` takes one; together they count events other than requests, such as failed authentications.
    */
   waitSeconds(address: string | undefined): number {
-    if (!this.enabled || !address) return 0
+    if (!this.enabled) return 0
     const b = this.buckets.get(clientKey(address))
     if (!b) return 0
     const tokens = Math.min(this.burst, b.tokens + (Math.max(0, this.clock() - b.at) * this.rate) / 1000)
@@ -99,7 +99,7 @@ export class BurstGuard {
    * start at most as many lookups as the bucket holds, where checking first and counting after let all N through.
    */
   giveBack(address: string | undefined): void {
-    if (!this.enabled || !address) return
+    if (!this.enabled) return
     const b = this.buckets.get(clientKey(address))
     // No bucket: it was swept or evicted as full, which a returned token cannot exceed.
     if (b) b.tokens = Math.min(this.burst, b.tokens + 1)
@@ -130,8 +130,13 @@ export class BurstGuard {
   }
 }
 
-/** The bucket key of a peer address: IPv4 as is (also when IPv4-mapped), IPv6 by its /64 prefix. */
-export function clientKey(address: string): string {
+/**
+ * The bucket key of a peer address: IPv4 as is (also when IPv4-mapped), IPv6 by its /64 prefix. No address (the
+ * connection was reset before its address was read, so the server reads it when the connection opens; or a Unix
+ * socket): one bucket shared by all such requests, never no limit at all.
+ */
+export function clientKey(address: string | undefined): string {
+  if (!address) return '(unknown)'
   // An IPv4 address has no colon: the common case answered without isIPv6's regular expression (a few µs a request).
   if (!address.includes(':')) return address
   if (address.startsWith('::ffff:') && address.includes('.')) return address.slice(7)

@@ -139,23 +139,37 @@ t.test('an account holds a bounded number of live sessions; a credential recycle
     return { status: r.status, sid: r.headers.get('mcp-session-id') ?? undefined, message: r.body?.error?.message as string | undefined }
   }
   const alive = async (sid: string | undefined, authorization: string) => (await rpc(mcpUrl, { jsonrpc: '2.0', id: 2, method: 'ping' }, { authorization, 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': sid ?? '' })).status
+  // Sessions seen by the database more than two touch intervals ago (idle 60 s: touched every 3 s, so 6 s) are idle.
   const first = await open(a)
-  now += 1000
+  now += 7000
   const second = await open(a)
   t.same([first.status, second.status], [200, 200], 'a key opens its allowance of two')
-  now += 1000
+  now += 7000
   t.equal((await open(a2)).status, 200, 'another key of the account opens the third')
   const over = await open(a2)
   t.equal(over.status, 429, 'the account\'s fourth live session is refused')
   t.match(over.message, /most it may hold/)
-  now += 1000
   const third = await open(a)
-  t.equal(third.status, 200, 'a key at its own allowance is not refused: its least recently used session makes room')
+  t.equal(third.status, 200, 'a key at its own allowance is not refused: its least recently used idle session makes room')
   t.equal(await alive(first.sid, a), 404, 'that session has ended (its client initializes again)')
   t.equal(await alive(second.sid, a), 200, 'the others live')
   t.equal(await alive(third.sid, a), 200)
+  const busy = await open(a)
+  t.equal(busy.status, 429, 'both of its sessions were used just now: none is ended, the opening is refused')
+  t.match(busy.message, /This credential already has 2 open MCP sessions, the most it may hold, and each was used in the last 6 seconds/)
+  t.equal(await alive(second.sid, a), 200, 'a session in use is never ended to make room')
+  t.equal(await alive(third.sid, a), 200)
   const count = await capped.svc.db.sql`SELECT count(*)::int AS n FROM mcp_sessions WHERE account_id = ${accountA}::bigint`
   t.equal(count[0].n, 3, 'the account still holds three')
+  // The account over its bound (as after the bound was lowered): a refused opening ends nothing.
+  await capped.svc.db.sql`INSERT INTO mcp_sessions (id_hash, account_id, credential_id, protocol_version, created_at, last_seen_at)
+    VALUES (${Buffer.alloc(32, 7)}, ${accountA}::bigint, 'osk_elsewhereelsewhere', '2025-11-25', ${new Date(now).toISOString()}::timestamptz, ${new Date(now).toISOString()}::timestamptz)`
+  now += 7000
+  const full = await open(a)
+  t.equal(full.status, 429, 'over the account bound: refused')
+  t.match(full.message, /most it may hold/)
+  t.equal(await alive(second.sid, a), 200, 'and none of the key\'s idle sessions was ended for it')
+  t.equal(await alive(third.sid, a), 200)
   t.equal((await open(b)).status, 200, 'other accounts are unaffected')
   now += 61_000
   t.equal((await open(a2)).status, 200, 'expired sessions no longer count')

@@ -5,6 +5,7 @@
  */
 import { t } from '../helpers/file-test.ts'
 import { Agent, request } from 'node:http'
+import { connect } from 'node:net'
 import { createAccount, createKey, createUser, revokeKey } from '../../runtime/admin.ts'
 import { issueClient } from '../../runtime/oauth/clients.ts'
 import { startTestService, basic } from '../helpers/service.ts'
@@ -119,12 +120,57 @@ t.test('a revoked access token presented again and again costs one database chec
   const statuses = await Promise.all(Array.from({ length: 3 }, (_, i) => from(`127.0.0.${38 + i}`, '/v1/orgs', `Bearer ${token}`)))
   t.same(statuses.map((r) => r.status), [401, 401, 401])
   const after = ts.svc.oauth.tokens.lookups - before
-  t.ok(after >= 1 && after <= 3, 'checked (at most once per request so far)')
+  t.equal(after, 1, 'requests carrying the same token at once share one check')
   for (let i = 0; i < 3; i++) t.equal((await from('127.0.0.38', '/v1/orgs', `Bearer ${token}`)).status, 401)
   t.equal(ts.svc.oauth.tokens.lookups - before, after, 'the refusal is remembered: no further check')
   now += 5000
   t.equal((await from('127.0.0.39', '/v1/orgs', `Bearer ${token}`)).status, 401)
   t.equal(ts.svc.oauth.tokens.lookups - before, after + 1, 'checked again once the cache time has passed')
+})
+
+t.test('a request whose connection is reset at once is limited like any other (its address is read when the connection opens)', async (t) => {
+  for (let i = 0; i < 6; i++) await from('127.0.0.46', '/v1/orgs', basic('osk_pppppppppppppppppppp', 'x'.repeat(43)))
+  t.equal((await from('127.0.0.46', '/v1/orgs', basic('osk_pppppppppppppppppppp', 'x'.repeat(43)))).status, 429, 'the address is throttled')
+  const before = ts.svc.auth.lookups
+  const { port } = new URL(ts.url)
+  await Promise.all(Array.from({ length: 30 }, (_, i) => new Promise<void>((resolve) => {
+    const s = connect({ host: '127.0.0.1', port: Number(port), localAddress: '127.0.0.46' }, () => {
+      const id = `osk_rst${'abcdefghijklmnopqrstuvwxyz234567'[i]}`.padEnd(24, 'm')
+      s.write(`GET /v1/orgs HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic(id, 'x'.repeat(43))}\r\n\r\n`, () => s.resetAndDestroy())
+    })
+    s.on('close', () => resolve())
+    s.on('error', () => resolve())
+  })))
+  await new Promise((r) => setTimeout(r, 300))
+  t.ok(ts.svc.auth.lookups - before <= 5, `no more lookups than a fresh bucket holds, not one per request (${ts.svc.auth.lookups - before} of 30)`)
+})
+
+t.test('requests joining a lookup under way take no token; malformed credentials are counted', async (t) => {
+  const key = await createKey(ts.svc.db.sql, ts.svc.pepper, account.id)
+  const before = ts.svc.auth.lookups
+  const statuses = await Promise.all(Array.from({ length: 30 }, () => from('127.0.0.47', '/v1/orgs', basic(key.keyId, key.secret))))
+  t.same([...new Set(statuses.map((r) => r.status))], [200], 'one new key on 30 connections at once from one address (burst 5): all served')
+  t.equal(ts.svc.auth.lookups - before, 1, 'with one lookup')
+  for (const header of ['Basic !!!', 'Digest abc', `Basic ${Buffer.from('no-colon').toString('base64')}`, `Basic ${'A'.repeat(1100)}`, 'Basic !!!']) {
+    t.equal((await from('127.0.0.48', '/v1/orgs', header)).status, 401, header.slice(0, 20))
+  }
+  const shed = await from('127.0.0.48', '/v1/orgs', 'Digest abc')
+  t.equal(shed.status, 429, 'malformed credentials count as failed authentications')
+  t.equal(shed.body, '')
+})
+
+t.test('revoking nothing forgets nothing: a valid token stays checked', async (t) => {
+  const { token } = await bearerToken('00000000-0000-4000-8000-000000000033')
+  t.equal((await from('127.0.0.49', '/v1/orgs', `Bearer ${token}`)).status, 200)
+  const checks = ts.svc.oauth.tokens.lookups
+  const reg = await fetch(`${ts.svc.oauth.urls().issuer}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"redirect_uris":["http://127.0.0.1:9/cb"]}' })
+  const publicClient = ((await reg.json()) as { client_id: string }).client_id
+  for (let i = 0; i < 3; i++) {
+    const r = await fetch(`${ts.svc.oauth.urls().issuer}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `token=x${i}&client_id=${publicClient}` })
+    t.equal(r.status, 200, 'RFC 7009: 200 for an unknown token')
+  }
+  t.equal((await from('127.0.0.49', '/v1/orgs', `Bearer ${token}`)).status, 200)
+  t.equal(ts.svc.oauth.tokens.lookups, checks, 'no new check: anyone can call /oauth/revoke, so it must not flush what was checked')
 })
 
 t.test('MCP gets the same protection', async (t) => {

@@ -43,13 +43,14 @@ t.test('every problem at once', async (t) => {
   t.match(p.join('\n'), /TLS_KEY: cannot read \/nonexistent\/key\.pem \(ENOENT\)/)
 })
 
-t.test('a variable set to the empty string is unset: its default', async (t) => {
-  const c = loadConfig({ DATABASE_URL: '', PORT: '', ORGSCAN_PUBLIC_URL: '', ORGSCAN_MCP_SESSIONS_PER_ACCOUNT: '' })
-  t.equal(c.databaseUrl, undefined, 'DATABASE_URL= is the embedded database')
-  t.equal(c.port, 3000)
-  t.equal(c.oauth.publicUrl, undefined)
-  t.equal(c.mcp.sessionsPerAccount, 1000)
-  t.same(problems({ DATABASE_URL: '', DATABASE_REPLICA_URL: 'postgres://replica/orgscan' }).length, 1, 'and is treated as absent by the cross-field checks')
+t.test('a variable set but empty is refused with what to do, never read as unset', async (t) => {
+  const p = problems({ DATABASE_URL: '', PORT: '', ORGSCAN_PUBLIC_URL: '' })
+  t.same(p.sort(), [
+    'DATABASE_URL: is set but empty; give a value, or unset it for the default',
+    'ORGSCAN_PUBLIC_URL: is set but empty; give a value, or unset it for the default',
+    'PORT: is set but empty; give a value, or unset it for the default',
+  ], 'an unresolved ${VAR} must not start a server on the embedded database with demo data')
+  t.equal(loadConfig({ ORGSCAN_MCP_ALLOWED_ORIGINS: '' }).mcp.allowedOrigins.length, 0, 'a list may be empty')
 })
 
 t.test('DATABASE_REPLICA_URL: PostgreSQL only, with its primary', async (t) => {
