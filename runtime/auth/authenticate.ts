@@ -95,7 +95,7 @@ export function createAuthenticate(d: AuthenticateDeps): (authorization: string 
     // An API-key lookup takes a token before it starts and gives it back when it proves a valid key: N requests
     // arriving at once start at most as many lookups as the address has tokens (checking first and counting after let
     // all N reach the database). Requests joining a lookup under way take none.
-    const admission = d.failures ? new Admission(d.failures, address) : undefined
+    let admission: Admission | undefined
     try {
       if (authorization === SEVERAL_AUTHORIZATIONS) throw unauthorized('Send one Authorization header, not several.')
       if (d.bearer && authorization !== undefined && /^bearer /i.test(authorization)) {
@@ -111,6 +111,7 @@ export function createAuthenticate(d: AuthenticateDeps): (authorization: string 
       if (known) return known
       const creds = parseBasic(authorization)
       if (!creds) throw unauthorized('Authentication required: send HTTP Basic credentials (API key id and secret).')
+      if (d.failures) admission = new Admission(d.failures, address)
       return await d.keys.authenticate(creds, { admission, header: authorization, connection: client })
     } catch (e) {
       if (e instanceof LookupNotAdmitted) throw throttled(d.failures!.waitSeconds(address))
