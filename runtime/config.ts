@@ -244,18 +244,24 @@ export function portsProblem(c: Pick<Config, 'port' | 'mcp' | 'admin'>): string 
   return undefined
 }
 
+/** The settings that are lists: empty means an empty list. */
+const EMPTY_ALLOWED = new Set(['ORGSCAN_MCP_ALLOWED_ORIGINS', 'ORGSCAN_ALLOWED_HOSTS', 'ORGSCAN_AGENT_CLIENTS'])
+
 /** Reads configuration from the environment; throws ConfigError with every problem listed. */
 export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
   // Every problem is collected and reported at once, the cross-field ones too.
   const problems: string[] = []
   const parsed = v.safeParse(EnvSchema, env)
+  // Set but empty (an unresolved `${VAR}` in a compose or env file, say) is refused, never read as unset nor as a value:
+  // an empty DATABASE_URL or TLS_CERT must not start a server on demo data or over plain HTTP, nor an empty HOST one
+  // listening on every interface. Only the lists may be empty.
+  for (const name of Object.keys(EnvSchema.entries)) {
+    if (env[name] === '' && !EMPTY_ALLOWED.has(name)) problems.push(`${name}: is set but empty; give a value, or unset it for the default`)
+  }
   if (!parsed.success) {
     for (const i of parsed.issues) {
       const name = v.getDotPath(i) ?? '?'
-      // Set but empty (an unresolved `${VAR}` in a compose or env file, say) is refused, never read as unset: an empty
-      // DATABASE_URL or TLS_CERT must not start a server on demo data or over plain HTTP.
-      const problem = env[name] === '' ? `${name}: is set but empty; give a value, or unset it for the default` : `${name}: ${i.message}`
-      if (!problems.includes(problem)) problems.push(problem)
+      if (env[name] !== '' || EMPTY_ALLOWED.has(name)) problems.push(`${name}: ${i.message}`)
     }
   }
   const versionTable = (name: string, raw: string | undefined): VersionEntry[] | undefined => {

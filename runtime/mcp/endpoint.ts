@@ -266,7 +266,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
         const sid = await d.sessions.create(principal, { protocolVersion: params.protocolVersion, clientName: params.clientInfo?.name, clientVersion: params.clientInfo?.version })
         if (sid === CREDENTIAL_BUSY) {
           const n = Math.min(config.mcp.sessionsPerCredential, config.mcp.sessionsPerAccount)
-          return sendRpcError(res, 429, RPC.serverError, `This credential already has ${n} open MCP sessions, the most it may hold, and each was used in the last ${Math.ceil(d.sessions.busyWithinMs / 1000)} seconds. End one (HTTP DELETE with its Mcp-Session-Id) or retry later: an idle one then makes room.`, { id, headers: { ...headers, 'Retry-After': String(Math.ceil(d.sessions.busyWithinMs / 1000)) } })
+          return sendRpcError(res, 429, RPC.serverError, `This credential already has ${n} open MCP sessions, the most it may hold, and each was opened or used in the last ${Math.ceil(d.sessions.busyWithinMs / 1000)} seconds. End one (HTTP DELETE with its Mcp-Session-Id) or retry later: an idle one then makes room.`, { id, headers: { ...headers, 'Retry-After': String(Math.ceil(d.sessions.busyWithinMs / 1000)) } })
         }
         if (!sid) {
           const n = config.mcp.sessionsPerAccount
@@ -313,6 +313,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
       // A refusal of the service's own (the database busy or down: 503) keeps its status; anything else is a 500.
       const err = classifyDbError(e, false)
       if (err.status === 503) {
+        log.warn({ msg: 'mcp: request answered 503', code: err.code, err: err.message })
         return sendRpcError(res, 503, RPC.serverError, err.message, { headers: { ...headers, 'Retry-After': String(err.extras.retryAfterSeconds ?? 1) }, data: { status: 503, code: err.code } })
       }
       log.error({ msg: 'mcp: request failed', err: e })

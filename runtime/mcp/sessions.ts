@@ -78,9 +78,16 @@ class Busy extends Error {}
 /** PostgreSQL: lock_timeout passed. */
 const LOCK_NOT_AVAILABLE = '55P03'
 
+/** The longest an opening waits for its turn and the account's lock, from its arrival. */
+const OPENING_WAIT_MS = 5000
+/** Openings of one account that may wait in a process at once. */
+const MAX_QUEUED = 100
+
+const busyAccount = () => new ApiError('service_unavailable', 'The account\'s MCP sessions are busy being opened; retry shortly.', { retryAfterSeconds: 1 })
+
 export class McpSessions {
-  /** The last opening of each account under way in this process (runtime order of openings per account). */
-  private readonly opening = new Map<string, Promise<unknown>>()
+  /** The openings of each account under way in this process: the last one's outcome, and how many wait for their turn. */
+  private readonly opening = new Map<string, { tail: Promise<unknown>; waiting: number }>()
   private readonly touchMs: number
   private readonly confirmMs: number
   /** Keyed by the session id's hash; in the order of confirmation (a Map keeps insertion order). */
@@ -119,17 +126,30 @@ export class McpSessions {
     // Openings of one account queue here, in this process, before they hold a connection: only the first waits
     // for the account's database lock (taken by other processes' openings), so a flood of openings from one account
     // parks one connection of the shared pool, not all of them.
-    const before = this.opening.get(p.accountId) ?? Promise.resolve()
-    const mine = before.then(() => this.open(p, info))
-    const tail = mine.catch(() => undefined)
-    this.opening.set(p.accountId, tail)
+    // Each opening waits OPENING_WAIT_MS at most from its arrival, queue and lock together, and the queue is bounded:
+    // past either, 503 (the client retries), never a wait that grows with the queue.
+    const queue = this.opening.get(p.accountId)
+    if (queue && queue.waiting >= MAX_QUEUED) throw busyAccount()
+    const arrived = performance.now()
+    const before = queue?.tail ?? Promise.resolve()
+    const entry = queue ?? { tail: before, waiting: 0 }
+    entry.waiting++
+    const mine = before.then(() => {
+      entry.waiting--
+      const left = OPENING_WAIT_MS - (performance.now() - arrived)
+      if (left < 50) throw busyAccount()
+      return this.open(p, info, Math.floor(left))
+    })
+    const tail = mine.then(() => undefined, () => undefined)
+    entry.tail = tail
+    this.opening.set(p.accountId, entry)
     void tail.then(() => {
-      if (this.opening.get(p.accountId) === tail) this.opening.delete(p.accountId)
+      if (entry.tail === tail && entry.waiting === 0) this.opening.delete(p.accountId)
     })
     return mine
   }
 
-  private async open(p: Principal, info: SessionInfo): Promise<string | undefined | typeof CREDENTIAL_BUSY> {
+  private async open(p: Principal, info: SessionInfo, waitMs: number): Promise<string | undefined | typeof CREDENTIAL_BUSY> {
     const id = randomBytes(32).toString('base64url')
     const now = this.clock()
     const live = iso(now - this.o.idleMs)
@@ -138,7 +158,7 @@ export class McpSessions {
     const outcome = await this.sql.begin(async (tx) => {
       // One opening at a time per account, across processes: the counts below stay true until the insert commits. A
       // lock held longer than this (a stalled process) fails the opening (503) rather than park the connection.
-      await tx`SET LOCAL lock_timeout = '5s'`
+      await tx`SELECT set_config('lock_timeout', ${`${waitMs}ms`}, true)`
       await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`mcp_sessions:${p.accountId}`}, 0))`
       const [c] = await tx<{ account: number; mine: number }[]>`
         SELECT count(*)::int AS account,
@@ -170,7 +190,7 @@ export class McpSessions {
     }).catch((e: unknown) => {
       // Thrown to roll the deletions back: none of the credential's sessions is idle.
       if (e instanceof Busy) return 'busy' as const
-      if (errorCode(e) === LOCK_NOT_AVAILABLE) throw new ApiError('service_unavailable', 'The account\'s sessions are busy; retry shortly.', { retryAfterSeconds: 1 })
+      if (errorCode(e) === LOCK_NOT_AVAILABLE) throw busyAccount()
       throw e
     })
     if (outcome === 'busy') return CREDENTIAL_BUSY

@@ -156,7 +156,7 @@ t.test('an account holds a bounded number of live sessions; a credential recycle
   t.equal(await alive(third.sid, a), 200)
   const busy = await open(a)
   t.equal(busy.status, 429, 'both of its sessions were used just now: none is ended, the opening is refused')
-  t.match(busy.message, /This credential already has 2 open MCP sessions, the most it may hold, and each was used in the last 6 seconds/)
+  t.match(busy.message, /This credential already has 2 open MCP sessions, the most it may hold, and each was opened or used in the last 6 seconds/)
   t.equal(await alive(second.sid, a), 200, 'a session in use is never ended to make room')
   t.equal(await alive(third.sid, a), 200)
   const count = await capped.svc.db.sql`SELECT count(*)::int AS n FROM mcp_sessions WHERE account_id = ${accountA}::bigint`
@@ -185,6 +185,24 @@ t.test('the account bound holds when many sessions are opened at once', async (t
   t.equal(statuses.filter((s) => s === 429).length, 19, 'the others refused')
   const count = await capped.svc.db.sql`SELECT count(*)::int AS n FROM mcp_sessions WHERE account_id = ${a.id}::bigint`
   t.equal(count[0].n, 5)
+})
+
+t.test('openings waiting for an account held elsewhere give up 5 s after they arrive, together, with a 503', { skip: process.env.TEST_DATABASE_URL ? false : 'needs PostgreSQL (a second connection holding the account\'s lock); the PostgreSQL run covers it' }, async (t) => {
+  const held = await startTestService(t, { seed: false, config: { mcp: { ...defaults() } } })
+  const a = await createAccount(held.svc.db.sql, { name: 'Stalled', dailyLimit: 1000, monthlyLimit: 10_000 })
+  const k = await createKey(held.svc.db.sql, held.svc.pepper, a.id)
+  // Another process in the middle of an opening of this account, stalled: it holds the account's lock.
+  const other = await held.svc.db.sql.reserve()
+  await other`SELECT pg_advisory_lock(hashtextextended(${`mcp_sessions:${a.id}`}, 0))`
+  const started = Date.now()
+  const answers = await Promise.all(Array.from({ length: 6 }, () => rpc(held.svc.mcpUrl, initializeBody(), { authorization: basic(k.keyId, k.secret) }).then((r) => ({ ...r, at: Date.now() - started }))))
+  await other`SELECT pg_advisory_unlock_all()`
+  other.release()
+  t.same(answers.map((r) => r.status), Array(6).fill(503), 'each is refused')
+  t.ok(answers.every((r) => r.at < 8000), `within the 5 s of its arrival, not one after another (${answers.map((r) => r.at).join(', ')} ms)`)
+  t.ok(answers.every((r) => r.headers.get('retry-after') === '1'))
+  t.match(answers[0].body.error, { data: { status: 503, code: 'service_unavailable' }, message: /busy being opened; retry shortly/ })
+  t.equal((await rpc(held.svc.mcpUrl, initializeBody(), { authorization: basic(k.keyId, k.secret) })).status, 200, 'once the lock is free, openings succeed')
 })
 
 t.test('every request is authenticated; malformed bodies; the body limit', async (t) => {

@@ -44,12 +44,16 @@ t.test('every problem at once', async (t) => {
 })
 
 t.test('a variable set but empty is refused with what to do, never read as unset', async (t) => {
-  const p = problems({ DATABASE_URL: '', PORT: '', ORGSCAN_PUBLIC_URL: '' })
+  const p = problems({ DATABASE_URL: '', PORT: '', ORGSCAN_PUBLIC_URL: '', HOST: '', ORGSCAN_ADMIN_HOST: '', ORGSCAN_DATA_DIR: '' })
   t.same(p.sort(), [
     'DATABASE_URL: is set but empty; give a value, or unset it for the default',
+    'HOST: is set but empty; give a value, or unset it for the default',
+    'ORGSCAN_ADMIN_HOST: is set but empty; give a value, or unset it for the default',
+    'ORGSCAN_DATA_DIR: is set but empty; give a value, or unset it for the default',
     'ORGSCAN_PUBLIC_URL: is set but empty; give a value, or unset it for the default',
     'PORT: is set but empty; give a value, or unset it for the default',
-  ], 'an unresolved ${VAR} must not start a server on the embedded database with demo data')
+  ], 'an unresolved ${VAR} must not start a server on demo data, nor one listening on every interface')
+  t.same(problems({ ORGSCAN_MCP_ALLOWED_ORIGINS: '', ORGSCAN_ALLOWED_HOSTS: '', ORGSCAN_AGENT_CLIENTS: '' }), [], 'the lists may be empty')
   t.equal(loadConfig({ ORGSCAN_MCP_ALLOWED_ORIGINS: '' }).mcp.allowedOrigins.length, 0, 'a list may be empty')
 })
 
