@@ -115,19 +115,17 @@ export class McpSessions {
   }
 
   /**
-   * Opens a session for the principal; undefined when the account already holds its maximum of live sessions, or the
-   * credential holds its own and none of them is idle (`CredentialBusy`: its sessions are all in use).
+   * Opens a session for the principal: its id; undefined when the account already holds its maximum of live sessions;
+   * `CREDENTIAL_BUSY` when the credential holds its own maximum and none of them is idle.
    *
-   * At its own bound a credential's least recently used session that has been idle at least `touchMs` is ended. A
-   * session's `lastSeen` is written at most every `touchMs`, so one seen more recently than two of those may still be
-   * in use: it is never chosen.
+   * At its own bound a credential's least recently used idle session is ended. A session's `lastSeen` is written at
+   * most every `touchMs`, so one seen within two of those may still be in use: it is never chosen (`busyWithinMs`).
    */
   async create(p: Principal, info: SessionInfo): Promise<string | undefined | typeof CREDENTIAL_BUSY> {
-    // Openings of one account queue here, in this process, before they hold a connection: only the first waits
-    // for the account's database lock (taken by other processes' openings), so a flood of openings from one account
-    // parks one connection of the shared pool, not all of them.
-    // Each opening waits OPENING_WAIT_MS at most from its arrival, queue and lock together, and the queue is bounded:
-    // past either, 503 (the client retries), never a wait that grows with the queue.
+    // Openings of one account queue here, in this process, before they hold a connection: only the first waits for
+    // the account's database lock (taken by other processes' openings), so a flood of openings from one account parks
+    // one connection of the shared pool, not all of them. Each waits OPENING_WAIT_MS at most from its arrival, queue
+    // and lock together, and the queue is bounded: past either, 503 (the client retries).
     const queue = this.opening.get(p.accountId)
     if (queue && queue.waiting >= MAX_QUEUED) throw busyAccount()
     const arrived = performance.now()
