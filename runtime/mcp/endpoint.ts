@@ -310,11 +310,12 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     }
     const work = req.method === 'DELETE' ? del(req, res, headers, life.version) : post(req, res, headers, life.version)
     work.catch((e: unknown) => {
-      // A refusal of the service's own (the database busy or down: 503) keeps its status; anything else is a 500.
+      // A refusal with a status of its own (the database busy or down: 503) keeps it; anything else is a 500.
       const err = classifyDbError(e, false)
-      if (err.status === 503) {
-        log.warn({ msg: 'mcp: request answered 503', code: err.code, err: err.message })
-        return sendRpcError(res, 503, RPC.serverError, err.message, { headers: { ...headers, 'Retry-After': String(err.extras.retryAfterSeconds ?? 1) }, data: { status: 503, code: err.code } })
+      if (err.status !== 500) {
+        log.warn({ msg: `mcp: request answered ${err.status}`, code: err.code, err: err.message })
+        const retry: Record<string, string> = err.status === 503 ? { 'Retry-After': String(err.extras.retryAfterSeconds ?? 1) } : {}
+        return sendRpcError(res, err.status, RPC.serverError, err.message, { headers: { ...headers, ...retry }, data: { status: err.status, code: err.code } })
       }
       log.error({ msg: 'mcp: request failed', err: e })
       sendRpcError(res, 500, -32603, 'Internal error.', { headers })
