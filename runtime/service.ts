@@ -200,6 +200,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       // Every REST response under /v1 carries the version that handled it (and its deprecation, or is its 410),
       // errors included; MCP responses do not.
       headersFor: (path) => ((path === '/v1' || path.startsWith('/v1/')) && path !== '/v1/mcp' && path !== '/v1/mcp/' ? restVersion() : {}),
+      // A browser on an origin MCP accepts can read every answer of the MCP endpoint, the refusals before it included.
+      beforeAnswer: mcp.corsOf,
       // Edge shedding before anything else: a bare 429, no body, no X-RateLimit-*.
       onRequest: config.burstGuard.enabled
         ? (req, res) => {

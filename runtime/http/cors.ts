@@ -33,9 +33,8 @@ const MAX_AGE = '600'
  * is answered here: 204, and true is returned; the handler then has nothing to do.
  */
 export function applyCors(req: IncomingMessage, res: ServerResponse, origin: string, p: CorsPolicy): boolean {
-  res.setHeader('Access-Control-Allow-Origin', origin)
-  if (origin !== '*') res.setHeader('Vary', 'Origin')
   if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) {
+    allowOrigin(res, origin)
     res.writeHead(204, {
       'Access-Control-Allow-Methods': p.methods,
       'Access-Control-Allow-Headers': p.allowHeaders,
@@ -45,8 +44,19 @@ export function applyCors(req: IncomingMessage, res: ServerResponse, origin: str
     res.end()
     return true
   }
-  if (p.exposeHeaders) res.setHeader('Access-Control-Expose-Headers', p.exposeHeaders)
+  exposeTo(res, origin, p)
   return false
+}
+
+function allowOrigin(res: ServerResponse, origin: string): void {
+  res.setHeader('Access-Control-Allow-Origin', origin)
+  if (origin !== '*') res.setHeader('Vary', 'Origin')
+}
+
+/** The CORS headers of an answer (not a preflight) to `origin`, set on `res` for whatever writes it. */
+export function exposeTo(res: ServerResponse, origin: string, p: CorsPolicy): void {
+  allowOrigin(res, origin)
+  if (p.exposeHeaders) res.setHeader('Access-Control-Expose-Headers', p.exposeHeaders)
 }
 
 /** An `OPTIONS` request of an endpoint with the policy `p`: a preflight is answered as above, any other 204 with `Allow`. */

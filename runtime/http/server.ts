@@ -36,6 +36,8 @@ export const MAX_URL = 14_336
 export const MAX_HEAD = 20_480
 
 export interface HttpServerOptions {
+  /** Runs before anything answers the request: sets headers every answer to it carries (CORS). */
+  beforeAnswer?: (req: IncomingMessage, res: ServerResponse) => void
   /** Runs first; false means it answered (edge shedding). */
   onRequest?: (req: IncomingMessage, res: ServerResponse) => boolean
   /**
@@ -179,6 +181,7 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     // Its head says Connection: close if it is written while the service drains (response.ts).
     ;(res as Response).lifecycle = life
     try {
+      opts.beforeAnswer?.(req, res)
       if (opts.onRequest && !opts.onRequest(req, res)) return
       const url = req.url ?? '/'
       const path = url.split('?')[0]

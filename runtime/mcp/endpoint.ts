@@ -32,7 +32,7 @@ import { RawJson, spliceRawJson } from './tool-results.ts'
 import { releaseWhenWritten } from '../http/response-done.ts'
 import { bodyLength, endWithBody, type Body } from '../http/respond.ts'
 import { withRequestId } from '../http/response.ts'
-import { applyCors, MCP_CORS } from '../http/cors.ts'
+import { applyCors, exposeTo, MCP_CORS } from '../http/cors.ts'
 import { CREDENTIAL_BUSY, type McpSessions } from './sessions.ts'
 import { isJsonObject } from '../json-object.ts'
 
@@ -328,6 +328,16 @@ export function buildMcpRouter(d: McpEndpointDeps) {
   router.on(ALL_METHODS, '/mcp', handle(true))
   return {
     routes: { router, allow: ALL_METHODS },
+    /**
+     * The CORS headers of any answer to a request of the endpoint from an accepted origin, set before anything
+     * answers: the refusals made before the router (a GET with a body, edge shedding) are then readable too.
+     */
+    corsOf(req: IncomingMessage, res: ServerResponse): void {
+      const origin = req.headers.origin
+      if (origin === undefined) return
+      const path = (req.url ?? '').split('?')[0].replace(/\/$/, '')
+      if ((path === '/v1/mcp' || path === '/mcp') && !refuseHostOrOrigin(req, policy)) exposeTo(res, origin, MCP_CORS)
+    },
     close: async () => {
       await modern.close()
       await legacyServer.close()

@@ -6,7 +6,7 @@
  * a page on an origin the policy refuses.
  */
 import { t } from '../helpers/file-test.ts'
-import { createServer } from 'node:http'
+import { createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { launchBrowser } from '../helpers/browser.ts'
 import { basic, startTestService } from '../helpers/service.ts'
@@ -64,6 +64,21 @@ t.test('MCP: answers to an accepted origin are readable, session id and challeng
   t.equal(denied.status, 401)
   t.equal(denied.headers.get('access-control-allow-origin'), allowed, 'errors are readable too')
   t.match(denied.headers.get('access-control-expose-headers'), /\bWWW-Authenticate\b/)
+})
+
+t.test('MCP: refusals made before the endpoint (a GET with a body) are readable by an accepted origin too', async (t) => {
+  const send = (origin: string) => new Promise<{ status: number; acao: string | undefined }>((resolve, reject) => {
+    const req = request(mcp, { method: 'GET', headers: { origin, 'content-length': '10' } }, (res) => {
+      res.resume()
+      resolve({ status: res.statusCode ?? 0, acao: res.headers['access-control-allow-origin'] as string | undefined })
+    })
+    req.on('error', reject)
+    req.end('0123456789')
+  })
+  t.same(await send(allowed), { status: 413, acao: allowed })
+  t.same(await send(refused), { status: 413, acao: undefined }, 'and never by another')
+  const rest = await fetch(`${ts.url}/v1/orgs`, { headers: { origin: allowed, authorization: auth } })
+  t.equal(rest.headers.get('access-control-allow-origin'), null, 'REST answers no origin')
 })
 
 t.test('MCP: an origin the policy refuses gets a 403 and no CORS header, preflight included', async (t) => {
