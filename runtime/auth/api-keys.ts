@@ -16,6 +16,7 @@ import { unauthorized } from '../errors.ts'
 import { withDeadline } from '../db/deadline.ts'
 import { classifyDbError } from '../db/errors.ts'
 import type { Principal } from './principal.ts'
+import { shared } from '../single-flight.ts'
 
 export const KEY_ID = /^osk_[a-z2-7]{20}$/
 const SECRET = /^[A-Za-z0-9_-]{43}$/
@@ -239,14 +240,11 @@ export class ApiKeyAuthenticator {
   private async lookup(keyId: string, admission: LookupAdmission | undefined): Promise<CachedKey | undefined> {
     const hit = this.cache.get(keyId)
     if (hit && this.clock() - hit.at < this.cacheMs) return 'missing' in hit ? undefined : hit
-    let p = this.inFlight.get(keyId)
-    if (!p) {
-      if (admission && !admission.take()) throw new LookupNotAdmitted()
-      p = this.fetch(keyId).finally(() => this.inFlight.delete(keyId))
-      this.inFlight.set(keyId, p)
-      // The database did not answer: no authentication failed.
-      p.catch(() => admission?.giveBack())
-    }
+    const joining = this.inFlight.has(keyId)
+    if (!joining && admission && !admission.take()) throw new LookupNotAdmitted()
+    const p = shared(this.inFlight, keyId, () => this.fetch(keyId))
+    // The database did not answer: no authentication failed.
+    if (!joining) p.catch(() => admission?.giveBack())
     return p
   }
 

@@ -15,6 +15,7 @@
 import type postgres from 'postgres'
 import type { Clock } from '../config.ts'
 import { QUERY_DEADLINE_MS, withDeadline } from '../db/deadline.ts'
+import { shared } from '../single-flight.ts'
 
 export interface OrgState {
   accountId: string
@@ -110,17 +111,6 @@ export class OrgStateCache {
       for (const k of this.pendingGrants.keys()) if (k.startsWith(`${what.user}:`)) this.pendingGrants.delete(k)
     }
   }
-}
-
-/** The lookup under way for `key`, or a new one (forgotten once it settles, unless an invalidation dropped it first). */
-function shared<V>(pending: Map<string, Promise<V>>, key: string, lookup: () => Promise<V>): Promise<V> {
-  const under = pending.get(key)
-  if (under) return under
-  const p = lookup().finally(() => {
-    if (pending.get(key) === p) pending.delete(key)
-  })
-  pending.set(key, p)
-  return p
 }
 
 function remember<V>(m: Map<string, V>, k: string, v: V): void {

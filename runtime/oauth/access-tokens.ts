@@ -17,6 +17,7 @@ import { classifyDbError } from '../db/errors.ts'
 import { ApiError, unauthorized } from '../errors.ts'
 import type { Principal } from '../auth/principal.ts'
 import { ALG, type SigningKeys } from './signing-keys.ts'
+import { shared } from '../single-flight.ts'
 
 export const TOKEN_TYPE = 'at+jwt'
 
@@ -118,13 +119,7 @@ export class AccessTokens {
       if (hit.principal === undefined) throw invalidToken()
       return hit.principal
     }
-    const under = this.pending.get(c.jti)
-    if (under) return under
-    const p: Promise<Principal> = this.checkAndRemember(c).finally(() => {
-      if (this.pending.get(c.jti) === p) this.pending.delete(c.jti)
-    })
-    this.pending.set(c.jti, p)
-    return p
+    return shared(this.pending, c.jti, () => this.checkAndRemember(c))
   }
 
   private async checkAndRemember(c: AccessTokenClaims): Promise<Principal> {

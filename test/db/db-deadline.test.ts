@@ -1,4 +1,5 @@
 /** Deadlines for database calls (runtime/db/deadline.ts), with a stand-in query the test settles by hand. */
+import type { Test } from 'tap'
 import { t } from '../helpers/file-test.ts'
 import { raceDeadline, withDeadline } from '../../runtime/db/deadline.ts'
 import { ApiError } from '../../runtime/errors.ts'
@@ -34,12 +35,18 @@ t.test('withDeadline: no answer in time is a 503, and the query is left to finis
   resolve(1) // a late answer is dropped
 })
 
+// The PostgreSQL cases share one database of their own; each uses one connection, so queries queue behind each other.
 const pg = await postgresForTest()
-t.test('on PostgreSQL, a deadline passing for a query queued behind another leaves every later answer its own', { skip: pg ? false : 'no PostgreSQL server at 127.0.0.1:5432 and TEST_DATABASE_URL unset' }, async (t) => {
-  if (!pg) return
-  t.teardown(() => pg.drop())
-  const sql = postgres(pg.databaseUrl, { max: 1, onnotice: () => undefined })
+if (pg) t.teardown(() => pg.drop())
+const onPostgres = { skip: pg ? false : 'no PostgreSQL server at 127.0.0.1:5432 and TEST_DATABASE_URL unset' }
+function oneConnection(t: Test): postgres.Sql {
+  const sql = postgres(pg!.databaseUrl, { max: 1, onnotice: () => undefined })
   t.teardown(() => sql.end({ timeout: 1 }))
+  return sql
+}
+
+t.test('on PostgreSQL, a deadline passing for a query queued behind another leaves every later answer its own', onPostgres, async (t) => {
+  const sql = oneConnection(t)
   await sql`SELECT 1`
   // Sent at once, in this order (postgres.js sends a query when it is awaited, or on execute()).
   const slow = sql`SELECT 'slow' AS who, pg_sleep(0.4)`.execute()
@@ -54,12 +61,8 @@ t.test('on PostgreSQL, a deadline passing for a query queued behind another leav
   t.same((await sql`SELECT 'after' AS who`).map((r) => r.who), ['after'], 'and so does every query after')
 })
 
-const pg2 = await postgresForTest()
-t.test('on PostgreSQL, what a principal may see is looked up with a deadline, once for requests that need it at once', { skip: pg2 ? false : 'no PostgreSQL server at 127.0.0.1:5432 and TEST_DATABASE_URL unset' }, async (t) => {
-  if (!pg2) return
-  t.teardown(() => pg2.drop())
-  const sql = postgres(pg2.databaseUrl, { max: 1, onnotice: () => undefined })
-  t.teardown(() => sql.end({ timeout: 1 }))
+t.test('on PostgreSQL, what a principal may see is looked up with a deadline, once for requests that need it at once', onPostgres, async (t) => {
+  const sql = oneConnection(t)
   // The two tables the cache reads, with the columns it reads.
   await sql`CREATE TABLE orgs (salesforce_id text PRIMARY KEY, account_id bigint NOT NULL, latest_scan_id bigint)`
   await sql`CREATE TABLE user_org_access (user_id bigint, org_id text)`
