@@ -4,7 +4,6 @@
  * SIGTERM/SIGINT.
  */
 import { stderrAccessSink } from '../../runtime/http/access-sink.ts'
-import { formatAccessLine } from '../../runtime/http/access-log.ts'
 import type postgres from 'postgres'
 import { seedDemo } from '../../demo/seed.ts'
 import { DEMO_USER } from '../../demo/orgs.ts'
@@ -34,14 +33,14 @@ export function portInUse(host: string, port: number): (e: NodeJS.ErrnoException
 }
 
 /**
- * The access log: pino's JSON lines (runtime/http/access-log.ts `formatAccessLine`), gathered and written on stderr
+ * The access log: pino's JSON lines (runtime/http/access-log.ts `encodeAccessLine`), gathered and written on stderr
  * in atomic blocks of whole lines (runtime/http/access-sink.ts; flushed on exit). `worker`: the worker's slot, on
  * every line.
  */
 export function accessLogger(config: Config, worker?: number): { line: NonNullable<ServiceOptions['accessLog']>; flush(): void } | undefined {
   if (!config.accessLog) return undefined
   const out = stderrAccessSink()
-  return { line: (l) => out.write(formatAccessLine(l, Date.now(), worker)), flush: () => out.flush() }
+  return { line: (l) => out.line(l, Date.now(), worker), flush: () => out.flush() }
 }
 
 /** The first start on an empty database: the demo data, a demo key and the demo user's password (ORGSCAN_SEED_DEMO). */

@@ -2,7 +2,7 @@
  * The access log (docs/operating.md "Logs"): one JSON line per answered request — method, route template (never the
  * concrete path or its query string, which may carry filter values), status, duration, request id, and who called
  * (account, API key id or OAuth client id, user). Never a secret, a token or a header. Written as pino's JSON lines
- * (`formatAccessLine`), in blocks (access-sink.ts), by `orgscan serve`; a service started without an access log writes
+ * (`encodeAccessLine`, straight into the blocks of access-sink.ts), by `orgscan serve`; a service started without an access log writes
  * none.
  */
 import { IncomingMessage } from 'node:http'
@@ -26,26 +26,23 @@ export interface AccessLine {
 
 export type AccessLog = (line: AccessLine) => void
 
-interface Facts {
-  route?: string
-  principal?: Principal
-}
-
-/** The facts ride on the request object itself (a symbol-keyed property: cheaper than a WeakMap per request). */
-const FACTS = Symbol('orgscan.accessFacts')
-type WithFacts = IncomingMessage & { [FACTS]?: Facts }
+/** The facts ride on the request object itself (symbol-keyed properties: cheaper than a WeakMap per request). */
+const ROUTE = Symbol('orgscan.accessRoute')
+const PRINCIPAL = Symbol('orgscan.accessPrincipal')
 
 /**
- * The request class of the server (`createServer`'s `IncomingMessage` option): the facts' property exists from
+ * The request class of the server (`createServer`'s `IncomingMessage` option): the facts' properties exist from
  * construction, so noting a fact never adds a property to a request. Added later, it changed the request objects'
  * hidden class in the middle of their handling, and every function of ours and of node:http that reads a request
  * then met two shapes: measured, that alone cost 5–8 % of a cache hit's throughput (docs/decisions.md "Operations").
  */
 export class Request extends IncomingMessage {
-  [FACTS]: Facts | undefined = undefined
+  [ROUTE]: string | undefined = undefined;
+  [PRINCIPAL]: Principal | undefined = undefined
 }
 
-const of = (req: IncomingMessage): Facts => ((req as WithFacts)[FACTS] ??= {})
+/** The server's requests are `Request`s; one made elsewhere (a test's) gets the properties when a fact is noted. */
+const facts = (req: IncomingMessage): Request => req as Request
 
 /** Route templates by the router's handler of the route (one handler per route): derived once per route. */
 const templates = new WeakMap<object, string>()
@@ -57,7 +54,7 @@ const templates = new WeakMap<object, string>()
 export function noteRoute(req: IncomingMessage, path: string, params: Record<string, string | undefined> | undefined, handler?: object): void {
   const known = handler && templates.get(handler)
   if (known) {
-    of(req).route = known
+    facts(req)[ROUTE] = known
     return
   }
   let route = path
@@ -73,7 +70,7 @@ export function noteRoute(req: IncomingMessage, path: string, params: Record<str
   }
   // Only a template free of parameter values may be kept (a value equal to a fixed segment would be kept as it is).
   if (handler && (!params || Object.keys(params).every((k) => route.includes(`:${k}`)))) templates.set(handler, route)
-  of(req).route = route
+  facts(req)[ROUTE] = route
 }
 
 function decodeSegment(s: string): string {
@@ -86,66 +83,179 @@ function decodeSegment(s: string): string {
 
 /** Who the request authenticated as (REST and MCP call this once they know). */
 export function notePrincipal(req: IncomingMessage, p: Principal): void {
-  of(req).principal = p
+  facts(req)[PRINCIPAL] = p
 }
-
-/** Characters a JSON string may hold as they are; anything else (quotes, backslashes, controls, non-ASCII) is escaped by JSON.stringify. */
-const PLAIN = /^[A-Za-z0-9._:/ ()-]*$/
-/** A string as JSON: ids, request ids and route templates are plain, and quoted without JSON.stringify's cost. */
-const q = (s: string): string => (PLAIN.test(s) ? `"${s}"` : JSON.stringify(s))
 
 /**
  * An access-log line as text: the JSON line pino 9 writes for `info(line)` (with `{ worker }` as its `base` in a
  * worker), byte for byte — `level` 30, `time` in epoch milliseconds, the worker's slot, then the line's fields in
- * their order — built directly for the one shape it has. pino cost about 3 µs of CPU per line here against about 1 µs
- * for this, and in the served process about 7 µs more per request than this (docs/decisions.md "Operations");
- * test/ops/access-log.test.ts holds the two equal.
+ * their order; test/ops/access-log.test.ts holds the two equal. The same bytes `encodeAccessLine` writes into the
+ * sink's block, which is how `orgscan serve` writes them.
  */
 export function formatAccessLine(l: AccessLine, time: number, worker?: number): string {
-  let s = worker === undefined ? `{"level":30,"time":${time},"msg":"request"` : `{"level":30,"time":${time},"worker":${worker},"msg":"request"`
-  s += `${methodAndRoute(l.method, l.route)},"status":${l.status},"durationMs":${l.durationMs},"requestId":${q(l.requestId)}`
-  if (l.accountId !== undefined) s += `,"accountId":${q(l.accountId)}`
-  if (l.keyId !== undefined) s += `,"keyId":${q(l.keyId)}`
-  if (l.userId !== undefined) s += `,"userId":${q(l.userId)}`
-  if (l.aborted) s += ',"aborted":true'
-  return s + '}\n'
+  const buf = Buffer.allocUnsafe(maxLineBytes(l))
+  return buf.toString('utf8', 0, encodeAccessLine(buf, 0, l, time, worker))
 }
 
-/** `,"method":…,"route":…` by method and route: a closed set (route templates, HTTP methods), rendered once each. */
-const fragments = new Map<string, Map<string, string>>()
+/**
+ * The most bytes `encodeAccessLine` may write for `l`: a string's UTF-8 as JSON is at most 6 bytes per UTF-16 unit
+ * (`\u001f`, or a lone surrogate), numbers at most 24 bytes each.
+ */
+export function maxLineBytes(l: AccessLine): number {
+  return 200 + methodAndRoute(l.method, l.route).length + 6 * (l.requestId.length + (l.accountId?.length ?? 0) + (l.keyId?.length ?? 0) + (l.userId?.length ?? 0))
+}
+
+/**
+ * Writes `l` as its JSON line into `buf` from `at` (which must have `maxLineBytes(l)` bytes of room) and returns the
+ * offset after it. Built straight into the block as bytes — constant parts copied, integers written digit by digit,
+ * strings that need no escaping byte by byte — rather than as a string concatenated, flattened and then encoded:
+ * measured in instructions per request of the served process, that halved what the log costs (docs/decisions.md
+ * "Operations"). Anything that needs escaping is escaped by `JSON.stringify`, as pino does.
+ */
+export function encodeAccessLine(buf: Buffer, at: number, l: AccessLine, time: number, worker?: number): number {
+  at = put(buf, at, LEVEL_TIME)
+  at = putNumber(buf, at, time)
+  if (worker !== undefined) {
+    at = put(buf, at, WORKER)
+    at = putNumber(buf, at, worker)
+  }
+  at = put(buf, at, MSG)
+  at = put(buf, at, methodAndRoute(l.method, l.route))
+  at = put(buf, at, STATUS)
+  at = putNumber(buf, at, l.status)
+  at = put(buf, at, DURATION)
+  at = putNumber(buf, at, l.durationMs)
+  at = put(buf, at, REQUEST_ID)
+  at = putString(buf, at, l.requestId)
+  if (l.accountId !== undefined) {
+    at = put(buf, at, ACCOUNT_ID)
+    at = putString(buf, at, l.accountId)
+  }
+  if (l.keyId !== undefined) {
+    at = put(buf, at, KEY_ID)
+    at = putString(buf, at, l.keyId)
+  }
+  if (l.userId !== undefined) {
+    at = put(buf, at, USER_ID)
+    at = putString(buf, at, l.userId)
+  }
+  if (l.aborted) at = put(buf, at, ABORTED)
+  buf[at] = 0x7d // }
+  buf[at + 1] = 0x0a // \n
+  return at + 2
+}
+
+const ascii = (s: string): Buffer => Buffer.from(s, 'latin1')
+const LEVEL_TIME = ascii('{"level":30,"time":')
+const WORKER = ascii(',"worker":')
+const MSG = ascii(',"msg":"request"')
+const STATUS = ascii(',"status":')
+const DURATION = ascii(',"durationMs":')
+const REQUEST_ID = ascii(',"requestId":')
+const ACCOUNT_ID = ascii(',"accountId":')
+const KEY_ID = ascii(',"keyId":')
+const USER_ID = ascii(',"userId":')
+const ABORTED = ascii(',"aborted":true')
+
+function put(buf: Buffer, at: number, bytes: Uint8Array): number {
+  buf.set(bytes, at)
+  return at + bytes.length
+}
+
+/**
+ * A number as `JSON.stringify` writes it. Integers below 2^53 and non-negative numbers of at most two decimals (the
+ * durations, rounded to hundredths) are written digit by digit; any other number by `String()`.
+ */
+function putNumber(buf: Buffer, at: number, n: number): number {
+  if (Number.isInteger(n) && n >= 0 && n <= Number.MAX_SAFE_INTEGER) return putInteger(buf, at, n)
+  const hundredths = Math.round(n * 100)
+  if (n > 0 && n < 1e12 && hundredths / 100 === n) {
+    const whole = Math.floor(hundredths / 100)
+    const frac = hundredths - whole * 100
+    at = putInteger(buf, at, whole)
+    buf[at++] = 0x2e // .
+    buf[at++] = 0x30 + ((frac / 10) | 0)
+    if (frac % 10 !== 0) buf[at++] = 0x30 + (frac % 10)
+    return at
+  }
+  return at + buf.write(Number.isFinite(n) ? String(n) : 'null', at, 'latin1')
+}
+
+/** A non-negative integer below 2^53 in decimal: the part above 10^9 first, then nine digits. */
+function putInteger(buf: Buffer, at: number, n: number): number {
+  if (n < 1e9) return putSmall(buf, at, n)
+  const high = Math.floor(n / 1e9)
+  at = putInteger(buf, at, high)
+  let low = n - high * 1e9
+  for (let i = at + 8; i >= at; i--) {
+    const q = (low / 10) | 0
+    buf[i] = 0x30 + low - q * 10
+    low = q
+  }
+  return at + 9
+}
+
+/** A non-negative integer below 10^9 in decimal. */
+function putSmall(buf: Buffer, at: number, n: number): number {
+  let digits = 1
+  for (let m = n; m >= 10; m = (m / 10) | 0) digits++
+  for (let i = at + digits - 1; i >= at; i--) {
+    const q = (n / 10) | 0
+    buf[i] = 0x30 + n - q * 10
+    n = q
+  }
+  return at + digits
+}
+
+/**
+ * A string as JSON: one of printable ASCII other than `"` and `\` (ids, request ids, route templates) byte by byte;
+ * any other by `JSON.stringify`, as UTF-8.
+ */
+function putString(buf: Buffer, at: number, s: string): number {
+  const start = at
+  buf[at++] = 0x22 // "
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return start + buf.write(JSON.stringify(s), start, 'utf8')
+    buf[at++] = c
+  }
+  buf[at++] = 0x22
+  return at
+}
+
+/** `,"method":…,"route":…` by method and route: a closed set (route templates, HTTP methods), encoded once each. */
+const fragments = new Map<string, Map<string, Buffer>>()
 const MAX_FRAGMENTS = 2000
 let fragmentCount = 0
 
-function methodAndRoute(method: string, route: string): string {
+function methodAndRoute(method: string, route: string): Buffer {
   let byRoute = fragments.get(method)
   const known = byRoute?.get(route)
   if (known !== undefined) return known
-  const text = `,"method":${q(method)},"route":${q(route)}`
+  const text = `,"method":${JSON.stringify(method)},"route":${JSON.stringify(route)}`
+  const bytes = Buffer.from(text, 'utf8')
   if (fragmentCount < MAX_FRAGMENTS) {
     if (!byRoute) fragments.set(method, (byRoute = new Map()))
-    byRoute.set(route, text)
+    byRoute.set(route, bytes)
     fragmentCount++
   }
-  return text
+  return bytes
 }
 
+/** The line of an answered request; every property present (undefined when unknown), so every line has one shape. */
 export function accessLine(req: IncomingMessage, status: number, startedAt: number, requestId: string, aborted: boolean): AccessLine {
-  const f = (req as WithFacts)[FACTS]
-  const line: AccessLine = {
+  const r = facts(req)
+  const p = r[PRINCIPAL]
+  return {
     msg: 'request',
     method: req.method ?? 'GET',
-    route: f?.route ?? '(unmatched)',
+    route: r[ROUTE] ?? '(unmatched)',
     status,
     durationMs: Math.round((performance.now() - startedAt) * 100) / 100,
     requestId,
+    accountId: p?.accountId,
+    keyId: p?.credentialId,
+    userId: p?.userId || undefined,
+    aborted: aborted ? true : undefined,
   }
-  const p = f?.principal
-  if (p) {
-    line.accountId = p.accountId
-    line.keyId = p.credentialId
-    if (p.userId) line.userId = p.userId
-  }
-  if (aborted) line.aborted = true
-  return line
 }
-

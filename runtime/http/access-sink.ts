@@ -12,10 +12,13 @@
  * open file (Linux serialises them), so blocks there are 64 KB (`blockBytes`).
  */
 import { fstatSync, writeSync } from 'node:fs'
+import { encodeAccessLine, formatAccessLine, maxLineBytes, type AccessLine } from './access-log.ts'
 
 export interface AccessSink {
   /** One formatted line (with its newline); pino's destination interface too. */
   write(line: string): void
+  /** One access line, encoded straight into the block (`encodeAccessLine`): the same bytes as `write(formatAccessLine(…))`. */
+  line(l: AccessLine, time: number, worker?: number): void
   /** Writes whatever is gathered, now. */
   flush(): void
 }
@@ -52,20 +55,33 @@ export function createAccessSink(write: (block: Buffer) => void, opts: { maxDela
       // Dropped: see above.
     }
   }
+  const started = () => {
+    if (!timer) {
+      timer = setTimeout(flush, maxDelayMs)
+      timer.unref()
+    }
+  }
+  const writeLine = (line: string) => {
+    // A line's UTF-8 is at most 3 bytes per UTF-16 unit: measured exactly only when it might not fit.
+    if (used + line.length * 3 > size) {
+      const n = Buffer.byteLength(line)
+      if (used + n > size) flush()
+      if (n > size) return send(Buffer.from(line))
+    }
+    used += block.write(line, used)
+    started()
+  }
   return {
-    write(line) {
-      // A line's UTF-8 is at most 3 bytes per UTF-16 unit: measured exactly only when it might not fit.
-      if (used + line.length * 3 > size) {
-        const n = Buffer.byteLength(line)
-        if (used + n > size) flush()
-        if (n > size) return send(Buffer.from(line))
+    line(l, time, worker) {
+      const most = maxLineBytes(l)
+      if (used + most > size) {
+        if (most > size) return writeLine(formatAccessLine(l, time, worker))
+        flush()
       }
-      used += block.write(line, used)
-      if (!timer) {
-        timer = setTimeout(flush, maxDelayMs)
-        timer.unref()
-      }
+      used = encodeAccessLine(block, used, l, time, worker)
+      started()
     },
+    write: writeLine,
     flush,
   }
 }

@@ -98,6 +98,45 @@ t.test('each line is the JSON line pino writes for the same facts, byte for byte
   }
 })
 
+t.test('numbers are written as JSON.stringify writes them (durations in hundredths, epoch times, statuses, worker slots)', async (t) => {
+  const numbers = [0, -0, 1, 9, 10, 99, 100, 999_999_999, 1_000_000_000, 1_000_000_001, 1_795_000_000_123, Number.MAX_SAFE_INTEGER, 0.01, 0.1, 0.5, 0.99, 1.05, 12.3, 1234.56, 999_999_999.99, 1e12 + 0.5, 1e-7, -1.25, 2 ** 60, 1.005, 0.125]
+  // Durations as the server rounds them: hundredths of a millisecond, from sub-millisecond to hours.
+  let seed = 7
+  const random = () => ((seed = (seed * 48271) % 2147483647) / 2147483647)
+  for (let i = 0; i < 3000; i++) numbers.push(Math.round(random() * 10 ** (i % 8) * 100) / 100)
+  const base: AccessLine = { msg: 'request', method: 'GET', route: '/v1/orgs', status: 200, durationMs: 0, requestId: 'r' }
+  const wrong: string[] = []
+  for (const n of numbers) {
+    const line = formatAccessLine({ ...base, durationMs: n, status: Number.isInteger(n) && n >= 0 ? n : 200 }, Number.isInteger(n) && n >= 0 ? n : 1, 3)
+    const expected = `{"level":30,"time":${JSON.stringify(Number.isInteger(n) && n >= 0 ? n : 1)},"worker":3,"msg":"request","method":"GET","route":"/v1/orgs","status":${JSON.stringify(Number.isInteger(n) && n >= 0 ? n : 200)},"durationMs":${JSON.stringify(n)},"requestId":"r"}\n`
+    if (line !== expected) wrong.push(`${n}: ${line}`)
+  }
+  t.same(wrong, [], `${numbers.length} numbers, each as JSON.stringify writes it`)
+})
+
+t.test('the sink encodes access lines straight into its blocks: the same bytes as the formatted lines, whole lines per block', async (t) => {
+  const blocks: Buffer[] = []
+  const sink = createAccessSink((b) => blocks.push(b), { maxDelayMs: 10_000, blockBytes: 1024 })
+  const lines: AccessLine[] = Array.from({ length: 60 }, (_, i) => ({ msg: 'request', method: i % 2 ? 'POST' : 'GET', route: i % 7 ? '/v1/orgs/:orgId/fields' : 'odd "route" é', status: 200 + i, durationMs: i / 4, requestId: `req-${i}`, accountId: String(i), keyId: i % 3 ? `osk_${i}` : undefined, userId: i % 5 ? undefined : 'ü' }))
+  const huge: AccessLine = { ...lines[0], requestId: 'x'.repeat(1500) }
+  const expected: string[] = []
+  for (const [i, l] of lines.entries()) {
+    sink.line(l, 1_795_000_000_000 + i, i % 2 ? 2 : undefined)
+    expected.push(formatAccessLine(l, 1_795_000_000_000 + i, i % 2 ? 2 : undefined))
+    if (i === 30) {
+      sink.line(huge, 5)
+      expected.push(formatAccessLine(huge, 5))
+    }
+  }
+  sink.flush()
+  t.equal(Buffer.concat(blocks).toString('utf8'), expected.join(''), 'every line once, in order, byte for byte')
+  t.ok(blocks.length > 3, `${blocks.length} blocks`)
+  for (const b of blocks) {
+    t.ok(b.length <= 1024 || b.toString('utf8') === formatAccessLine(huge, 5), `a block of ${b.length} bytes (a line longer than a block alone)`)
+    t.equal(b.at(-1), 0x0a, 'ends on a line end')
+  }
+})
+
 t.test('the sink writes whole lines in blocks of at most 4 KB (atomic on a pipe shared by workers)', async (t) => {
   const blocks: string[] = []
   const sink = createAccessSink((b) => blocks.push(b.toString('utf8')), { maxDelayMs: 20 })
