@@ -114,6 +114,15 @@ function refusedMediaTypes(req: IncomingMessage, res: ServerResponse, id: unknow
   return false
 }
 
+/** A JSON-RPC request id: what an error answer repeats once the message is read. */
+type RpcId = string | number
+
+/** The id of a single JSON-RPC message (a string or a number); anything else is no id an answer may repeat. */
+function rpcIdOf(body: unknown): RpcId | undefined {
+  const id = isJsonObject(body) ? body.id : undefined
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined
+}
+
 /** A 200 JSON-RPC answer: text, or byte parts written one after the other in one corked write. */
 function writeAnswer(res: ServerResponse, body: Body, headers: Record<string, string>): void {
   res.writeHead(200, withRequestId(res, { 'Content-Type': 'application/json', 'Content-Length': bodyLength(body), 'Cache-Control': 'no-store', ...headers }))
@@ -147,7 +156,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     return { gone: false, headers: {}, version: 'v1' }
   }
 
-  async function authenticate(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, version: string | undefined): Promise<Principal | undefined> {
+  async function authenticate(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, version: string | undefined, id?: RpcId): Promise<Principal | undefined> {
     const authorization = authorizationOf(req)
     try {
       const p = await pipeline.authenticate(authorization, req.socket, 'mcp', version)
@@ -161,7 +170,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
         return undefined
       }
       const challenge: Record<string, string> = err.status === 401 ? { 'WWW-Authenticate': ctx.challenge('mcp', authorization) } : {}
-      sendRpcError(res, err.status, RPC.serverError, err.message, { headers: { ...headers, ...(err.extras.headers ?? {}), ...challenge }, data: { status: err.status, code: err.code } })
+      sendRpcError(res, err.status, RPC.serverError, err.message, { id, headers: { ...headers, ...(err.extras.headers ?? {}), ...challenge }, data: { status: err.status, code: err.code } })
       return undefined
     }
   }
@@ -177,18 +186,19 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     return undefined
   }
 
-  async function authorized(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, version: string | undefined): Promise<Principal | undefined> {
-    const p = await authenticate(req, res, headers, version)
+  async function authorized(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, version: string | undefined, id?: RpcId): Promise<Principal | undefined> {
+    const p = await authenticate(req, res, headers, version, id)
     if (!p) return undefined
     const refused = refusedByAccount(p)
     if (refused) {
-      sendRpcError(res, 403, RPC.serverError, refused, { headers, data: { status: 403, code: 'forbidden' } })
+      sendRpcError(res, 403, RPC.serverError, refused, { id, headers, data: { status: 403, code: 'forbidden' } })
       return undefined
     }
     return p
   }
 
-  async function post(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, version: string | undefined): Promise<void> {
+  /** `seen.id`: the message's id once its body is parsed, for the answers of the endpoint's last catch. */
+  async function post(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, version: string | undefined, seen: { id?: RpcId }): Promise<void> {
     const read = await readBody(req, config.mcp.maxBodyBytes)
     if (!read.ok) {
       if ('cut' in read) return sendRpcError(res, 400, RPC.parseError, `Parse error: ${read.cut}`, { headers })
@@ -200,7 +210,8 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     } catch {
       return sendRpcError(res, 400, RPC.parseError, 'Parse error: the body is not valid JSON.', { headers })
     }
-    const principal = await authorized(req, res, headers, version)
+    seen.id = rpcIdOf(body)
+    const principal = await authorized(req, res, headers, version, seen.id)
     if (!principal) return
     const plain = plainLegacyCall(body, req.headers['mcp-protocol-version'])
     if (plain) return legacy(req, res, headers, body, principal, plain)
@@ -214,7 +225,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     })
     if (route.kind !== 'legacy') {
       // The transport's checks of the 2025 era hold in the 2026 era too (the SDK's handler does not make them).
-      if (refusedMediaTypes(req, res, isJsonObject(body) ? body.id : undefined, headers)) return
+      if (refusedMediaTypes(req, res, seen.id, headers)) return
       return sendWebResponse(res, await modern.fetch(toWebRequest(req), { parsedBody: body, authInfo: authInfoOf(principal) }), { 'Cache-Control': 'no-store', ...headers })
     }
     return legacy(req, res, headers, body, principal)
@@ -225,7 +236,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
    * or, for a plain tool call (`plain`: what `plainLegacyCall` found), by the endpoint itself (`directToolCall`).
    */
   async function legacy(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, body: unknown, principal: Principal, plain?: PlainRequest): Promise<void> {
-    const id = (body as { id?: unknown } | null)?.id
+    const id = rpcIdOf(body)
     if (!isJsonObject(body)) {
       return sendRpcError(res, 400, RPC.invalidRequest, 'Invalid Request: one JSON-RPC message per request (no batches).', { headers })
     }
@@ -308,17 +319,18 @@ export function buildMcpRouter(d: McpEndpointDeps) {
       const why = req.method === 'GET' || req.method === 'HEAD' ? 'this server offers no event stream; ' : ''
       return sendRpcError(res, 405, RPC.serverError, `Method not allowed: ${why}POST carries messages, DELETE ends a session.`, { headers: { ...headers, Allow: MCP_METHODS } })
     }
-    const work = req.method === 'DELETE' ? del(req, res, headers, life.version) : post(req, res, headers, life.version)
+    const seen: { id?: RpcId } = {}
+    const work = req.method === 'DELETE' ? del(req, res, headers, life.version) : post(req, res, headers, life.version, seen)
     work.catch((e: unknown) => {
       // A refusal with a status of its own (the database busy or down: 503) keeps it; anything else is a 500.
       const err = classifyDbError(e, false)
       if (err.status !== 500) {
         log.warn({ msg: `mcp: request answered ${err.status}`, code: err.code, err: err.message })
         const retry: Record<string, string> = err.status === 503 ? { 'Retry-After': String(err.extras.retryAfterSeconds ?? 1) } : {}
-        return sendRpcError(res, err.status, RPC.serverError, err.message, { headers: { ...headers, ...retry }, data: { status: err.status, code: err.code } })
+        return sendRpcError(res, err.status, RPC.serverError, err.message, { id: seen.id, headers: { ...headers, ...retry }, data: { status: err.status, code: err.code } })
       }
       log.error({ msg: 'mcp: request failed', err: e })
-      sendRpcError(res, 500, -32603, 'Internal error.', { headers })
+      sendRpcError(res, 500, -32603, 'Internal error.', { id: seen.id, headers })
     })
   }
 

@@ -195,20 +195,23 @@ t.test('openings waiting for an account held elsewhere give up 5 s after they ar
   const other = await held.svc.db.sql.reserve()
   await other`SELECT pg_advisory_lock(hashtextextended(${`mcp_sessions:${a.id}`}, 0))`
   const started = Date.now()
-  const answers = await Promise.all(Array.from({ length: 6 }, () => rpc(held.svc.mcpUrl, initializeBody(), { authorization: basic(k.keyId, k.secret) }).then((r) => ({ ...r, at: Date.now() - started }))))
+  const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => rpc(held.svc.mcpUrl, initializeBody(`opening-${i}`), { authorization: basic(k.keyId, k.secret) }).then((r) => ({ ...r, at: Date.now() - started }))))
   await other`SELECT pg_advisory_unlock_all()`
   other.release()
   t.same(answers.map((r) => r.status), Array(6).fill(503), 'each is refused')
   t.ok(answers.every((r) => r.at < 8000), `within the 5 s of its arrival, not one after another (${answers.map((r) => r.at).join(', ')} ms)`)
   t.ok(answers.every((r) => r.headers.get('retry-after') === '1'))
   t.match(answers[0].body.error, { data: { status: 503, code: 'service_unavailable' }, message: /busy being opened; retry shortly/ })
+  t.same(answers.map((r) => r.body.id), answers.map((_, i) => `opening-${i}`), 'each answer names its request\'s id')
   t.equal((await rpc(held.svc.mcpUrl, initializeBody(), { authorization: basic(k.keyId, k.secret) })).status, 200, 'once the lock is free, openings succeed')
 })
 
 t.test('every request is authenticated; malformed bodies; the body limit', async (t) => {
   const sid = await initialize(auth)
-  const anon = await rpc(url, initializeBody())
+  const anon = await rpc(url, initializeBody(41))
   t.equal(anon.status, 401)
+  t.equal(anon.body.id, 41, 'the refusal names the request\'s id (read before the credentials are checked)')
+  t.equal((await rpc(url, { jsonrpc: '2.0', id: { not: 'an id' }, method: 'ping' })).body.id, null, 'an id that is neither a string nor a number is not repeated')
     t.match(anon.headers.get('www-authenticate'), /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/v1\/mcp", scope="mcp:read", Basic realm="orgscan"/, 'Bearer with the resource metadata first, Basic also accepted')
   t.equal(anon.body.error.data.code, 'unauthorized')
   t.equal((await ping(sid, basic('osk_aaaaaaaaaaaaaaaaaaaa', 'x'.repeat(43)))).status, 401, 'a session does not replace credentials')
