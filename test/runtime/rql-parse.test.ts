@@ -284,10 +284,12 @@ t.test('control characters in values are rejected at the value', async (t) => {
 })
 
 t.test('hostile sizes fail fast with filter_too_complex', async (t) => {
-  let start = performance.now()
-  t.equal(err('eq(a,' + 'x'.repeat(100_000) + ')').code, 'filter_too_complex')
-  t.equal(err('('.repeat(100_000)).code, 'filter_too_complex')
-  t.ok(performance.now() - start < 50, '100 KB inputs are rejected before scanning')
+  // Rejected for their length, before any scanning: the nesting of 100,000 parentheses is never reached.
+  for (const input of ['eq(a,' + 'x'.repeat(100_000) + ')', '('.repeat(100_000)]) {
+    const e = err(input)
+    t.equal(e.code, 'filter_too_complex')
+    t.equal(e.message, 'Filter is longer than 4096 characters', '100 KB inputs are rejected for their length, before scanning')
+  }
 
   const deep = nest(10_000)
   t.equal(err(deep, { maxLength: Infinity }).code, 'filter_too_complex')
@@ -296,15 +298,14 @@ t.test('hostile sizes fail fast with filter_too_complex', async (t) => {
   t.equal(capped.code, 'filter_too_complex', 'the hard depth cap applies whatever the configured limit')
   t.equal(capped.message, 'Filter is nested more than 256 levels deep')
 
-  // Linear time with the length limit lifted: ~1 MB of each shape.
-  start = performance.now()
+  // Linear time with the length limit lifted: ~1 MB of each shape. Not timed (a loaded machine makes any bound flaky):
+  // a parser quadratic in any of these shapes would take hours on them, far past the file's timeout.
   const big = { maxLength: Infinity, maxNodes: Infinity, maxValues: Infinity }
   const q = parseRql(`eq(a,'${'ab\\\'c'.repeat(200_000)}')`, big)
   t.equal(q.type === 'cmp' && (q.value.value as string).length, 800_000)
   t.equal(parseRql(`eq(a,${'x%20'.repeat(250_000)})`, big).type, 'cmp')
   t.equal(parseRql(Array.from({ length: 100_000 }, () => 'eq(a,1)').join('|'), big).type, 'or')
   t.equal(parseRql(`in(a,${Array.from({ length: 200_000 }, (_, i) => String(i)).join(',')})`, big).type, 'set')
-  t.ok(performance.now() - start < 3000, `large inputs parse in linear time (${Math.round(performance.now() - start)} ms)`)
 })
 
 t.test('non-string input is a parse error', async (t) => {
