@@ -2,8 +2,8 @@
  * The access log (docs/operating.md "Logs"): one JSON line per answered request — method, route template (never the
  * concrete path or its query string, which may carry filter values), status, duration, request id, and who called
  * (account, API key id or OAuth client id, user). Never a secret, a token or a header. Written as pino's JSON lines
- * (`encodeAccessLine`, straight into the blocks of access-sink.ts), by `orgscan serve`; a service started without an access log writes
- * none.
+ * (`encodeAccessLine`, straight into the blocks of access-sink.ts), by `orgscan serve`; a service started without an
+ * access log writes none.
  */
 import { IncomingMessage } from 'node:http'
 import type { Principal } from '../auth/principal.ts'
@@ -98,19 +98,20 @@ export function formatAccessLine(l: AccessLine, time: number, worker?: number): 
 }
 
 /**
- * The most bytes `encodeAccessLine` may write for `l`: a string's UTF-8 as JSON is at most 6 bytes per UTF-16 unit
- * (`\u001f`, or a lone surrogate), numbers at most 24 bytes each.
+ * The most bytes `encodeAccessLine` may write for `l`: the names and punctuation (139 bytes with every optional
+ * field), four numbers of at most 24 bytes each (`String()` of any number), and a string's UTF-8 as JSON, at most 6
+ * bytes per UTF-16 unit (`\u001f`, or a lone surrogate).
  */
 export function maxLineBytes(l: AccessLine): number {
-  return 200 + methodAndRoute(l.method, l.route).length + 6 * (l.requestId.length + (l.accountId?.length ?? 0) + (l.keyId?.length ?? 0) + (l.userId?.length ?? 0))
+  return 256 + methodAndRoute(l.method, l.route).length + 6 * (l.requestId.length + (l.accountId?.length ?? 0) + (l.keyId?.length ?? 0) + (l.userId?.length ?? 0))
 }
 
 /**
  * Writes `l` as its JSON line into `buf` from `at` (which must have `maxLineBytes(l)` bytes of room) and returns the
  * offset after it. Built straight into the block as bytes — constant parts copied, integers written digit by digit,
- * strings that need no escaping byte by byte — rather than as a string concatenated, flattened and then encoded:
- * measured in instructions per request of the served process, that halved what the log costs (docs/decisions.md
- * "Operations"). Anything that needs escaping is escaped by `JSON.stringify`, as pino does.
+ * strings that need no escaping byte by byte — rather than as a string concatenated, flattened and then encoded, so a
+ * line allocates next to nothing (docs/decisions.md "Operations"). Anything that needs escaping is escaped by
+ * `JSON.stringify`, as pino does.
  */
 export function encodeAccessLine(buf: Buffer, at: number, l: AccessLine, time: number, worker?: number): number {
   at = put(buf, at, LEVEL_TIME)

@@ -87,8 +87,15 @@ t.test('each line is the JSON line pino writes for the same facts, byte for byte
     { msg: 'request', method: 'POST', route: '/v1/mcp', status: 200, durationMs: 0, requestId: 'trace-42', accountId: '7', keyId: 'osc_agent', userId: '99' },
     { msg: 'request', method: 'GET', route: '(unmatched)', status: 404, durationMs: 1234.5, requestId: 'r' },
     { msg: 'request', method: 'GET', route: '/v1/orgs', status: 401, durationMs: 0.01, requestId: 'r', aborted: true },
+    // The longest numbers there are, with every optional field: the line's room (maxLineBytes) still holds it.
+    { msg: 'request', method: 'GET', route: '/', status: -1.2345678901234567e-300, durationMs: -2.2250738585072014e-308, requestId: '\u0000', accountId: '\u0001', keyId: 'é', userId: '"', aborted: true },
     ...odd.map((v, i): AccessLine => ({ msg: 'request', method: 'GET', route: v, status: 400 + i, durationMs: i / 3, requestId: v, accountId: v, keyId: v, userId: v })),
   ]
+  // One difference from pino, on purpose: a lone surrogate is escaped (`\ud800`, as JSON.stringify does) where pino
+  // writes it raw, to become U+FFFD in the UTF-8 it writes; escaped, the line is valid UTF-8 and keeps the value.
+  const lone = formatAccessLine({ ...lines[0], keyId: 'a\ud800b' }, time)
+  t.ok(lone.includes('"keyId":"a\\ud800b"'), 'a lone surrogate is escaped')
+  t.equal(JSON.parse(lone).keyId, 'a\ud800b', 'and parses back to itself')
   for (const l of lines) {
     for (const worker of [undefined, 1, 12]) {
       const mine = formatAccessLine(l, time, worker)
