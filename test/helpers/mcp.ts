@@ -65,6 +65,6 @@ export function rpc(url: string, body: unknown, headers: Record<string, string> 
 }
 
 /** The body of a 2025-11-25 initialize request. */
-export function initializeBody(id = 1): unknown {
+export function initializeBody(id: string | number = 1): unknown {
   return { jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw-test', version: '1.0.0' } } }
 }
