@@ -1,7 +1,8 @@
 /**
  * Where `orgscan serve` writes the access log: each line formatted (access-log.ts), this sink writes the lines into a
- * block of memory and hands the block to `write` (stderr) when the next line would not fit, a moment after the first
- * line of a block (so an idle server's lines still appear promptly), and at `flush()` before the process exits. A
+ * block of memory and hands the block to `write` (stderr) when the next line would not fit, at most a moment
+ * (`maxDelayMs`) after a line was gathered (so an idle server's lines still appear promptly), and at `flush()` before
+ * the process exits. Blocks are reused once written (`BlockWriter`), so a busy server allocates none. A
  * line costs its UTF-8 encoding into the block; the system call is paid once per block (docs/decisions.md
  * "Operations": pino's own destination, sonic-boom, measured 4–5 µs of CPU per line here; an array of lines joined per
  * block, 1.4 µs per line in a served process, plus 24 µs per 4 KB block written through `process.stderr`).
@@ -29,44 +30,68 @@ export const ATOMIC_WRITE_BYTES = 4096
 export const FILE_BLOCK_BYTES = 64 * 1024
 
 /**
- * `write` gets each block as a buffer of its own (never reused by the sink), so it may keep it. A line longer than a
- * block is a block of its own. A block `write` fails to take (stderr closed, a full disk) is dropped: the access log
- * never fails the request that writes a line, nor the timer that flushes one.
+ * Hands a block of whole lines to its destination. `release` is called once the destination no longer needs the
+ * block's bytes (at once after a synchronous write, in the callback of a stream's write), and the sink may then fill
+ * that memory again; a block never released is never written to again. Blocks are reused rather than allocated per
+ * write: a fresh 64 KB block per write lived through several young-generation collections of a busy server, was
+ * promoted, and its bytes counted towards the next full collection (docs/decisions.md "Operations").
  */
-export function createAccessSink(write: (block: Buffer) => void, opts: { maxDelayMs?: number; blockBytes?: number } = {}): AccessSink {
+export type BlockWriter = (block: Buffer, release: () => void) => void
+
+/** Released blocks kept for reuse: one is being written while the next fills, so two are the steady state. */
+const SPARE_BLOCKS = 2
+
+/**
+ * A line longer than a block is a block of its own. A block `write` fails to take (stderr closed, a full disk) is
+ * dropped: the access log never fails the request that writes a line, nor the timer that flushes one.
+ */
+export function createAccessSink(write: BlockWriter, opts: { maxDelayMs?: number; blockBytes?: number } = {}): AccessSink {
   const maxDelayMs = opts.maxDelayMs ?? 200
   const size = opts.blockBytes ?? ATOMIC_WRITE_BYTES
-  let block = Buffer.allocUnsafe(size)
+  const spare: Buffer[] = []
+  let block: Buffer = Buffer.allocUnsafeSlow(size)
   let used = 0
+  // One timer for the life of the sink, re-armed (refresh) by the first line after it fired: not one per block.
   let timer: NodeJS.Timeout | undefined
+  let armed = false
   const flush = () => {
-    if (timer) clearTimeout(timer)
-    timer = undefined
     if (used === 0) return
-    const full = block.subarray(0, used)
-    block = Buffer.allocUnsafe(size)
+    const full = block
+    const n = used
+    block = spare.pop() ?? Buffer.allocUnsafeSlow(size)
     used = 0
-    send(full)
+    let released = false
+    send(full.subarray(0, n), () => {
+      if (released) return
+      released = true
+      if (spare.length < SPARE_BLOCKS) spare.push(full)
+    })
   }
-  const send = (b: Buffer) => {
+  const send = (b: Buffer, release: () => void) => {
     try {
-      write(b)
+      write(b, release)
     } catch {
-      // Dropped: see above.
+      // Dropped: see above. The destination did not take the block, so its memory is free again.
+      release()
     }
+  }
+  const noRelease = () => undefined
+  const onTimer = () => {
+    armed = false
+    flush()
   }
   const started = () => {
-    if (!timer) {
-      timer = setTimeout(flush, maxDelayMs)
-      timer.unref()
-    }
+    if (armed) return
+    armed = true
+    if (timer) timer.refresh()
+    else timer = setTimeout(onTimer, maxDelayMs).unref()
   }
   const writeLine = (line: string) => {
     // A line's UTF-8 is at most 3 bytes per UTF-16 unit: measured exactly only when it might not fit.
     if (used + line.length * 3 > size) {
       const n = Buffer.byteLength(line)
       if (used + n > size) flush()
-      if (n > size) return send(Buffer.from(line))
+      if (n > size) return send(Buffer.from(line), noRelease)
     }
     used += block.write(line, used)
     started()
@@ -98,8 +123,13 @@ export function stderrAccessSink(): AccessSink {
   } catch {
     // No stderr to inspect: the stream decides.
   }
-  if (file) return createAccessSink((block) => writeAll(2, block), { blockBytes: FILE_BLOCK_BYTES })
-  return createAccessSink((block) => void process.stderr.write(block))
+  if (file) {
+    return createAccessSink((block, release) => {
+      writeAll(2, block)
+      release()
+    }, { blockBytes: FILE_BLOCK_BYTES })
+  }
+  return createAccessSink((block, release) => void process.stderr.write(block, release))
 }
 
 function writeAll(fd: number, block: Buffer): void {

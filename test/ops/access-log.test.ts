@@ -185,6 +185,44 @@ t.test('a block handed over is never written again by the sink; a line longer th
   for (const b of blocks) if (b.toString('utf8') !== line(99, 2000)) t.ok(b.length <= 1024, `a block of ${b.length} bytes`)
 })
 
+t.test('a released block is filled again instead of a new one: two blocks serve a writer that releases at once', async (t) => {
+  const written: string[] = []
+  const memory = new Set<ArrayBufferLike>()
+  const sink = createAccessSink((b, release) => {
+    written.push(b.toString('utf8'))
+    memory.add(b.buffer)
+    release()
+    release() // a second release is ignored: the block is not handed out twice
+  }, { maxDelayMs: 10_000, blockBytes: 512 })
+  const line = (i: number) => `{"i":${i},"pad":"${'x'.repeat(i % 90)}"}\n`
+  const sent: string[] = []
+  for (let i = 0; i < 2000; i++) {
+    sent.push(line(i))
+    sink.write(line(i))
+  }
+  sink.flush()
+  t.ok(written.length > 100, `${written.length} blocks written`)
+  t.equal(written.join(''), sent.join(''), 'every line once, in order')
+  t.ok(memory.size <= 2, `the blocks came from ${memory.size} pieces of memory`)
+})
+
+t.test('a block is not filled again until its writer releases it', async (t) => {
+  const held: Array<{ block: Buffer; bytes: string; release: () => void }> = []
+  const sink = createAccessSink((block, release) => void held.push({ block, bytes: block.toString('latin1'), release }), { maxDelayMs: 10_000, blockBytes: 256 })
+  const line = (i: number) => `{"i":${i},"pad":"${'y'.repeat(40)}"}\n`
+  for (let i = 0; i < 100; i++) sink.write(line(i))
+  sink.flush()
+  t.ok(held.length > 10, `${held.length} blocks held by the writer`)
+  t.same(held.map((h) => h.block.toString('latin1')), held.map((h) => h.bytes), 'no block held by the writer was written to')
+  const before = held.length
+  for (const h of held) h.release()
+  for (let i = 100; i < 200; i++) sink.write(line(i))
+  sink.flush()
+  const later = held.slice(before)
+  t.same(later.map((h) => h.block.toString('latin1')).join(''), Array.from({ length: 100 }, (_, i) => line(100 + i)).join(''), 'lines written after the release are whole')
+  t.ok(later.some((h) => held.slice(0, before).some((e) => e.block.buffer === h.block.buffer)), 'released memory is used again')
+})
+
 t.test('a block the destination fails to take is dropped, never thrown at the writer', async (t) => {
   const taken: string[] = []
   let failing = true
