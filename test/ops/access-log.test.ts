@@ -185,6 +185,28 @@ t.test('a block handed over is never written again by the sink; a line longer th
   for (const b of blocks) if (b.toString('utf8') !== line(99, 2000)) t.ok(b.length <= 1024, `a block of ${b.length} bytes`)
 })
 
+t.test('without a flush, each line is written within the delay, again after the timer has fired once', async (t) => {
+  const blocks: string[] = []
+  const sink = createAccessSink((b, release) => {
+    blocks.push(b.toString('utf8'))
+    release()
+  }, { maxDelayMs: 20, blockBytes: 1024 })
+  const expected: string[] = []
+  for (let round = 0; round < 3; round++) {
+    for (let i = 0; i < 12; i++) {
+      const l: AccessLine = { msg: 'request', method: 'GET', route: '/v1/orgs/:orgId/fields', status: 200, durationMs: i / 8, requestId: `req-${round}-${i}`, accountId: '7' }
+      sink.line(l, 1_795_000_000_000 + i, 1)
+      expected.push(formatAccessLine(l, 1_795_000_000_000 + i, 1))
+      if (i === 5) {
+        sink.write(`{"text":${round}}\n`)
+        expected.push(`{"text":${round}}\n`)
+      }
+    }
+    await new Promise((r) => setTimeout(r, 80))
+    t.equal(blocks.join(''), expected.join(''), `round ${round + 1}: every line so far written, in the order given`)
+  }
+})
+
 t.test('a released block is filled again instead of a new one: two blocks serve a writer that releases at once', async (t) => {
   const written: string[] = []
   const memory = new Set<ArrayBufferLike>()
