@@ -5,14 +5,14 @@
  * the ratio of the server's CPU time per request (/proc/<pid>/stat). Reported: the medians of the pairs.
  *
  * Every pair has two new processes. A served process settles into one of two states for its life, seen here in about
- * one process of four: its young-generation collections promote ten times as much as usual, it runs a full
+ * one process of four: its young-generation collections promote over a hundred times as much as usual, it runs a full
  * collection every 150–250 ms instead of about every second, and serves 12–15 % fewer requests
  * (docs/decisions.md "Operations"). With one process of each kind for the whole run, that state in either of them
  * decided the result (0.77 and 1.17 for the same code); with new processes per pair it is one pair's outlier, in
  * either direction, and the median passes over it. Short alternating turns cancel the drift of a noisy machine that
  * one long run after another does not. Called by run.ts with its own tools.
  */
-import { alternatingPairs, median, processCpuUs as cpuUs, type BenchTools } from './load.ts'
+import { median, processCpuUs as cpuUs, type BenchTools } from './load.ts'
 
 interface Measured {
   rps: number
@@ -48,7 +48,9 @@ export async function benchAccessLog(d: AccessLogBench): Promise<AccessLogResult
       }
       for (const p of [on, off]) await d.measure({ url: p.url + d.path, headers: d.headers }, 2) // warm-up
       // One pair of turns on these two processes, the order flipped every other pair.
-      const [[a, b]] = i % 2 === 0 ? await alternatingPairs(1, () => turn(on), () => turn(off)) : (await alternatingPairs(1, () => turn(off), () => turn(on))).map(([y, x]) => [x, y])
+      const first = i % 2 === 0 ? await turn(on) : undefined
+      const b = await turn(off)
+      const a = first ?? (await turn(on))
       pairs.push({ on: a.rps, off: b.rps, cpuUsOn: a.cpuUs, cpuUsOff: b.cpuUs })
       d.log(`access log pair ${i + 1}: on ${a.rps.toFixed(0)} off ${b.rps.toFixed(0)} req/s (${(a.rps / b.rps).toFixed(2)}), server CPU ${a.cpuUs.toFixed(0)} against ${b.cpuUs.toFixed(0)} µs per request`)
     } finally {
