@@ -1,4 +1,4 @@
-#!/usr/bin/env -S GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072 node --max-semi-space-size=2 --heap-growing-percent=30
+#!/usr/bin/env -S GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072 node --max-semi-space-size=2 --heap-growing-percent=30 --no-allocation-site-pretenuring
 // The `orgscan` command. The code is TypeScript; it runs as dist/orgscan.mjs, compiled from the sources by
 // scripts/build.js and rebuilt here first whenever a source has changed, or through tsx where no bundle can be written
 // (a read-only checkout). Its Node flags bound the heap of a busy server: a young generation of at most 4 MB, and an old

@@ -4,12 +4,12 @@
  * shows most), for `pairs` pairs of short turns, the order flipped every pair. Per pair: the ratio of throughputs, and
  * the ratio of the server's CPU time per request (/proc/<pid>/stat). Reported: the medians of the pairs.
  *
- * Every pair has two new processes. A served process settles into one of two states for its life, seen here in about
- * one process of four: its young-generation collections promote over a hundred times as much as usual, it runs a full
- * collection every 150–250 ms instead of about every second, and serves 12–15 % fewer requests
- * (docs/decisions.md "Operations"). With one process of each kind for the whole run, that state in either of them
- * decided the result (0.77 and 1.17 for the same code); with new processes per pair it is one pair's outlier, in
- * either direction, and the median passes over it. Short alternating turns cancel the drift of a noisy machine that
+ * Every pair has two new processes. Before served processes ran with `--no-allocation-site-pretenuring`, one in
+ * about four settled into a slower state for its life: its young-generation collections promoted over a hundred times
+ * as much as usual, it ran a full collection every 150–250 ms instead of about every second, and served 12–15 % fewer
+ * requests (docs/decisions.md "Memory"). With one process of each kind for the whole run, that state in either of
+ * them decided the result (0.77 and 1.17 for the same code). With new processes per pair, any state a process settles
+ * into is one pair's outlier, in either direction, and the median passes over it. Short alternating turns cancel the drift of a noisy machine that
  * one long run after another does not. Called by run.ts with its own tools.
  */
 import { median, processCpuUs as cpuUs, type BenchTools } from './load.ts'

@@ -23,6 +23,7 @@ t.test('npm start and the command’s shebang pass the same Node flags and envir
   const flags = start.slice(1, -2)
   t.ok(flags.includes('--max-semi-space-size=2'), 'a young generation of at most 2 MB')
   t.ok(flags.includes('--heap-growing-percent=30'), 'an old generation that grows by 30 % between full collections')
+  t.ok(flags.includes('--no-allocation-site-pretenuring'), 'no allocation straight into the old generation by allocation site')
   const shebang = readFileSync(new URL('../../bin/orgscan.js', import.meta.url), 'utf8').split('\n')[0]
   t.equal(shebang, `#!/usr/bin/env -S GLIBC_TUNABLES=${TUNABLES} node ${flags.join(' ')}`, 'the shebang passes the same')
   t.ok(shebang.length < 256, 'within the length Linux reads of a shebang line')
