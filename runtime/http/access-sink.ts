@@ -2,7 +2,7 @@
  * Where `orgscan serve` writes the access log: each line formatted (access-log.ts), this sink writes the lines into a
  * block of memory and hands the block to `write` (stderr) when the next line would not fit, at most a moment
  * (`maxDelayMs`) after a line was gathered (so an idle server's lines still appear promptly), and at `flush()` before
- * the process exits. Blocks are reused once written (`BlockWriter`), so a busy server allocates none. A
+ * the process exits. Blocks are reused once written (`BlockWriter`): a busy server writes from the same two. A
  * line costs its UTF-8 encoding into the block; the system call is paid once per block (docs/decisions.md
  * "Operations": pino's own destination, sonic-boom, measured 4–5 µs of CPU per line here; an array of lines joined per
  * block, 1.4 µs per line in a served process, plus 24 µs per 4 KB block written through `process.stderr`).
