@@ -11,7 +11,7 @@ import { mcpClient } from '../helpers/mcp.ts'
 import { createKey } from '../../runtime/admin.ts'
 import type { AccessLine } from '../../runtime/http/access-log.ts'
 import { formatAccessLine } from '../../runtime/http/access-log.ts'
-import { ATOMIC_WRITE_BYTES, createAccessSink } from '../../runtime/http/access-sink.ts'
+import { ATOMIC_WRITE_BYTES, BATCH_LINES, createAccessSink } from '../../runtime/http/access-sink.ts'
 import pino from 'pino'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -205,6 +205,32 @@ t.test('without a flush, each line is written within the delay, again after the 
     await new Promise((r) => setTimeout(r, 80))
     t.equal(blocks.join(''), expected.join(''), `round ${round + 1}: every line so far written, in the order given`)
   }
+})
+
+t.test('access lines are encoded in batches: none before a batch is full, the whole batch when it is, the rest at a flush, in order with text lines', async (t) => {
+  const blocks: string[] = []
+  const sink = createAccessSink((b, release) => {
+    blocks.push(b.toString('utf8'))
+    release()
+  }, { maxDelayMs: 10_000, blockBytes: 1024 })
+  const expected: string[] = []
+  const give = (i: number) => {
+    const l: AccessLine = { msg: 'request', method: 'GET', route: '/v1/orgs/:orgId/fields', status: 200, durationMs: i / 8, requestId: `req-${i}`, accountId: '7', keyId: 'osk_a' }
+    sink.line(l, 1_795_000_000_000 + i, undefined)
+    expected.push(formatAccessLine(l, 1_795_000_000_000 + i))
+  }
+  for (let i = 0; i < BATCH_LINES - 1; i++) give(i)
+  t.equal(blocks.length, 0, `${BATCH_LINES - 1} lines queued, none encoded yet`)
+  give(BATCH_LINES - 1)
+  t.ok(blocks.length >= 10, `the full batch encoded into blocks at once (${blocks.length} handed over)`)
+  const written = blocks.join('')
+  t.ok(written.length > 0 && expected.join('').startsWith(written), 'the blocks handed over hold the first lines, whole and in order')
+  give(BATCH_LINES)
+  sink.write('{"text":1}\n')
+  expected.push('{"text":1}\n')
+  give(BATCH_LINES + 1)
+  sink.flush()
+  t.equal(blocks.join(''), expected.join(''), 'after the flush: every line once, a text line after the access lines given before it')
 })
 
 t.test('a released block is filled again instead of a new one: two blocks serve a writer that releases at once', async (t) => {
