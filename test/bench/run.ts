@@ -195,7 +195,7 @@ try {
   }
   const workers = await benchWorkers({ start, stop, measure: (load, s) => measure(load, s), rssMb, pages: () => distinctPages(org.salesforceId), path, headers: auth, serveArgs: SERVE_ARGS, seconds, rounds, log })
   // The access log's cost, in alternating short turns, two new processes a pair (test/bench/access-log-cost.ts).
-  const accessLog = await benchAccessLog({ start, stop, measure: (load, s) => measure(load, s), path, headers: auth, serveArgs: SERVE_ARGS, pairs: 8, seconds: 4, log })
+  const accessLog = await benchAccessLog({ start, stop, measure: (load, s) => measure(load, s), path, headers: auth, serveArgs: SERVE_ARGS, pairs: 12, seconds: 4, log })
   // MCP against REST on one server, in alternating short turns (test/bench/mcp-vs-rest.ts).
   const mcpVsRest = await benchMcpVsRest({ start, stop, measure: (load, s) => measure(load, s), mcpLoad: (url) => mcpLoad(url, auth, org.salesforceId), path, headers: auth, serveArgs: SERVE_ARGS, pairs: 6, seconds: 4, log })
   const max = (xs: Array<number | undefined>) => Math.max(...xs.map((x) => x ?? 0))
