@@ -185,12 +185,18 @@ t.test('a block handed over is never written again by the sink; a line longer th
   for (const b of blocks) if (b.toString('utf8') !== line(99, 2000)) t.ok(b.length <= 1024, `a block of ${b.length} bytes`)
 })
 
-t.test('without a flush, each line is written within the delay, again after the timer has fired once', async (t) => {
+/** A sink whose writer keeps each block's text and releases the block at once. */
+function collectingSink(opts: { maxDelayMs: number; blockBytes: number }): { blocks: string[]; sink: ReturnType<typeof createAccessSink> } {
   const blocks: string[] = []
   const sink = createAccessSink((b, release) => {
     blocks.push(b.toString('utf8'))
     release()
-  }, { maxDelayMs: 20, blockBytes: 1024 })
+  }, opts)
+  return { blocks, sink }
+}
+
+t.test('without a flush, each line is written within the delay, again after the timer has fired once', async (t) => {
+  const { blocks, sink } = collectingSink({ maxDelayMs: 20, blockBytes: 1024 })
   const expected: string[] = []
   for (let round = 0; round < 3; round++) {
     for (let i = 0; i < 12; i++) {
@@ -208,11 +214,7 @@ t.test('without a flush, each line is written within the delay, again after the 
 })
 
 t.test('access lines are encoded in batches: none before a batch is full, the whole batch when it is, the rest at a flush, in order with text lines', async (t) => {
-  const blocks: string[] = []
-  const sink = createAccessSink((b, release) => {
-    blocks.push(b.toString('utf8'))
-    release()
-  }, { maxDelayMs: 10_000, blockBytes: 1024 })
+  const { blocks, sink } = collectingSink({ maxDelayMs: 10_000, blockBytes: 1024 })
   const expected: string[] = []
   const give = (i: number) => {
     const l: AccessLine = { msg: 'request', method: 'GET', route: '/v1/orgs/:orgId/fields', status: 200, durationMs: i / 8, requestId: `req-${i}`, accountId: '7', keyId: 'osk_a' }
