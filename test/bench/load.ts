@@ -164,6 +164,14 @@ export function runLoad(load: Load, connections: number, seconds: number): Promi
   return generator === 'wrk' ? runWrk(load, connections, seconds) : runAutocannon(load, connections, seconds)
 }
 
+/** The machine's CPU time so far, busy and in all (jiffies, all cores: /proc/stat). */
+export function cpuTimes(): { busy: number; total: number } {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
+  const idle = f[3] + (f[4] ?? 0)
+  const total = f.reduce((a, x) => a + x, 0)
+  return { busy: total - idle, total }
+}
+
 /** CPU time of a process so far, µs (user + system; clock ticks of 10 ms). */
 export function processCpuUs(pid: number): number {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')

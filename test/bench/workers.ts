@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { childPids } from '../helpers/proc.ts'
-import { median, type BenchTools, type PathStream } from './load.ts'
+import { cpuTimes, median, type BenchTools, type PathStream } from './load.ts'
 
 interface Measured {
   rps: number
@@ -36,14 +36,6 @@ export interface WorkersResult {
   ratio: number
   /** The repeated request (cache hits) with one process and with two workers, and their ratio. */
   hits: { one: Measured; two: Measured; ratio: number }
-}
-
-/** The machine's CPU time so far, busy and in all (jiffies, all cores: /proc/stat). */
-function cpuTimes(): { busy: number; total: number } {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
-  const idle = f[3] + (f[4] ?? 0)
-  const total = f.reduce((a, x) => a + x, 0)
-  return { busy: total - idle, total }
 }
 
 /** Samples the resident memory of `pid` and of its children every 250 ms; stop() gives the peak of each. */
