@@ -30,6 +30,23 @@ export const SERVE_ARGS: string[] = [...startCommand().slice(1), '--json']
 /** The variables `npm start` sets before `node` (its leading `NAME=value` words): the C allocator's tunables. */
 export const SERVE_ENV: Record<string, string> = startEnv()
 
+/**
+ * Starts `node <args>` from the repository's root with `env` added to this process's environment and stderr on the
+ * file descriptor `stderr`; resolves once the server prints its JSON banner line (`--json`) with the URL it listens on.
+ */
+export function spawnServer(args: string[], env: Record<string, string>, stderr: number): Promise<{ child: ChildProcess; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd: new URL('../../', import.meta.url).pathname, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', stderr] })
+    let buf = ''
+    child.stdout!.on('data', (d) => {
+      buf += d
+      const line = buf.split('\n').find((l) => l.startsWith('{'))
+      if (line) resolve({ child, url: JSON.parse(line).url })
+    })
+    child.on('exit', (code) => reject(new Error(`${args.at(-1) === '--json' ? 'the service' : args.join(' ')} exited with ${code}`)))
+  })
+}
+
 /** `npm start`'s command line after its variables, split in words ('node', flags…, 'bin/orgscan.js', 'serve'). */
 export function startCommand(): string[] {
   return [...START.command]

@@ -15,10 +15,10 @@
  * BENCH_CONNECTIONS (32), BENCH_ROUNDS (2), BENCH_SCALE (1), BENCH_IMPORT (0: without the import speed),
  * BENCH_LOAD (autocannon: that generator even where wrk is installed).
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { readFileSync, writeFileSync, mkdirSync, openSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
-import { distinctPages, generator, runLoad, type Load, median, SERVE_ARGS, SERVE_ENV } from './load.ts'
+import { distinctPages, generator, runLoad, spawnServer, type Load, median, SERVE_ARGS, SERVE_ENV } from './load.ts'
 import postgres from 'postgres'
 import { registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
@@ -31,7 +31,6 @@ import { benchWorkers } from './workers.ts'
 import { benchAccessLog } from './access-log-cost.ts'
 import { benchMcpVsRest } from './mcp-vs-rest.ts'
 
-const root = new URL('../../', import.meta.url).pathname
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32)
@@ -44,19 +43,10 @@ mkdirSync(new URL('results/', import.meta.url), { recursive: true })
 const serverLog = openSync(new URL('results/server-stderr.tmp', import.meta.url), 'w')
 
 function startChild(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((resolve, reject) => {
-    // stderr (the access log) goes to a file, as it would to a log collector, not into this process.
-    // The service with `npm start`'s environment (the C allocator's tunables); the bare-stack baseline without it.
-    const served = args.includes('bin/orgscan.js') ? SERVE_ENV : {}
-    const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...served, ...env }, stdio: ['ignore', 'pipe', serverLog] })
-    let buf = ''
-    child.stdout!.on('data', (d) => {
-      buf += d
-      const line = buf.split('\n').find((l) => l.startsWith('{'))
-      if (line) resolve({ child, url: JSON.parse(line).url })
-    })
-    child.on('exit', (code) => reject(new Error(`${args[0]} exited with ${code}`)))
-  })
+  // stderr (the access log) goes to a file, as it would to a log collector, not into this process.
+  // The service with `npm start`'s environment (the C allocator's tunables); the bare-stack baseline without it.
+  const served = args.includes('bin/orgscan.js') ? SERVE_ENV : {}
+  return spawnServer(args, { ...served, ...env }, serverLog)
 }
 
 async function stop(child: ChildProcess): Promise<void> {

@@ -9,7 +9,7 @@
  *
  * Env: BENCH_DATABASE_URL (default TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test), BENCH_SOAK_SECONDS.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -20,7 +20,7 @@ import { seedDemo } from '../../demo/seed.ts'
 import { compileRegistry } from '../../runtime/registry.ts'
 import { migrate } from '../../runtime/db/migrate.ts'
 import { createKey, updateAccount } from '../../runtime/admin.ts'
-import { cpuTimes, median, processCpuUs, runLoad, SERVE_ARGS, SERVE_ENV } from './load.ts'
+import { cpuTimes, median, processCpuUs, runLoad, spawnServer, SERVE_ARGS, SERVE_ENV } from './load.ts'
 
 const root = new URL('../../', import.meta.url).pathname
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -34,17 +34,7 @@ const rssMb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync
 const accessLogFile = join(tmpdir(), `orgscan-soak-${process.pid}.log`)
 
 function start(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((resolve, reject) => {
-    const stderr = openSync(accessLogFile, 'w')
-    const child = spawn(process.execPath, SERVE_ARGS, { cwd: root, env: { ...process.env, ...SERVE_ENV, ...env }, stdio: ['ignore', 'pipe', stderr] })
-    let buf = ''
-    child.stdout!.on('data', (d) => {
-      buf += d
-      const line = buf.split('\n').find((l) => l.startsWith('{'))
-      if (line) resolve({ child, url: JSON.parse(line).url })
-    })
-    child.on('exit', (code) => reject(new Error(`the service exited with ${code}`)))
-  })
+  return spawnServer(SERVE_ARGS, { ...SERVE_ENV, ...env }, openSync(accessLogFile, 'w'))
 }
 
 const dbName = `orgscan_soak_${process.pid}_${randomBytes(3).toString('hex')}`
