@@ -49,7 +49,7 @@ const SPARE_BLOCKS = 2
  * Access lines are queued as they come and encoded this many at a time (or when the timer fires, a text line is
  * written, or at `flush()`), not one by one in the request's own code: encoded in the code that ends each request, the
  * log cost about a tenth of a cache hit's throughput, of which the encoding's own CPU was under 2 %; queued and encoded
- * in batches, about a twentieth with the rest of the log's work (docs/decisions.md "Operations").
+ * in batches, 2–6 % in the bench with the rest of the log's work (docs/decisions.md "Operations").
  */
 export const BATCH_LINES = 128
 
@@ -94,11 +94,14 @@ export function createAccessSink(write: BlockWriter, opts: { maxDelayMs?: number
   const slots: Array<number | undefined> = new Array(BATCH_LINES).fill(undefined)
   let waiting = 0
   const encodeQueued = () => {
-    for (let i = 0; i < waiting; i++) {
-      encodeOne(queued[i]!, times[i], slots[i])
-      queued[i] = undefined
-    }
+    // The queue is emptied before its lines are encoded: a line is never encoded twice.
+    const n = waiting
     waiting = 0
+    for (let i = 0; i < n; i++) {
+      const l = queued[i]!
+      queued[i] = undefined
+      encodeOne(l, times[i], slots[i])
+    }
   }
   const encodeOne = (l: AccessLine, time: number, worker: number | undefined) => {
     const most = maxLineBytes(l)
