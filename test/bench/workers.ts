@@ -6,7 +6,6 @@
  * process under that load (the primary and each worker), and then the repeated request (cache hits, where Node alone
  * does the work). Called by run.ts with its own tools, so both measure alike.
  */
-import { readFileSync } from 'node:fs'
 import { childPids } from '../helpers/proc.ts'
 import { cpuTimes, median, type BenchTools, type PathStream } from './load.ts'
 
