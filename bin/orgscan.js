@@ -6,7 +6,7 @@
 // 100 MB less under load. Without pretenuring by allocation site, no process settles into a full collection every
 // 200 ms for its life, as about one in four did with it (12–15 % fewer requests). GLIBC_TUNABLES fixes the C allocator's thresholds at 128 KB, so blocks that large are mapped
 // and unmapped instead of staying in its heap (about 7 MB less under load). `npm start` passes the same; see
-// docs/operating.md "Memory" and docs/decisions.md "Memory".
+// docs/operating.md "Memory" and docs/adr/0018-v8-and-glibc-memory-flags.md.
 import { builder } from '../scripts/build.js'
 
 const bundle = await builder.ensureBuilt()

@@ -5,7 +5,7 @@
  *
  * A class rather than object literals, so that every answer has one shape and `data` is a getter of the class: a
  * literal with an accessor of its own is built in V8's slow dictionary form (a kept answer took about 1.3 KB of heap
- * that way; docs/decisions.md "Memory").
+ * that way; docs/adr/0032-cache-segments-and-pinned-bytes.md).
  */
 import type { ListPlan } from './plan.ts'
 import type { ReadResult } from './read.ts'

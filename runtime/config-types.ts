@@ -11,7 +11,7 @@ export interface Config {
   databaseUrl?: string
   /**
    * A streaming replica of `databaseUrl` (PostgreSQL only): the records of completed scans are read there; everything
-   * that decides access or writes stays on the primary (docs/decisions.md "Read replicas").
+   * that decides access or writes stays on the primary (docs/adr/0037-read-replica-for-completed-scans.md).
    */
   replicaUrl?: string
   poolSize: number
@@ -54,7 +54,10 @@ export interface Config {
   admin: { port?: number; host: string }
   /** Hot reads (runtime/cache/): the response cache's bound in bytes (0: off), and how long an org's state is trusted. */
   cache: { maxBytes: number; orgStateMs: number }
-  /** Fair share per process (docs/decisions.md): requests of one account reading at once, waiting, and the longest wait. */
+  /**
+   * Fair share per process (docs/adr/0016-fair-share-per-account.md): requests of one account reading at once,
+   * waiting, and the longest wait.
+   */
   fairShare: { perAccount: number | 'auto'; queueDepth: number; maxWaitMs: number }
   /** MCP server (docs/mcp.md). */
   mcp: McpConfig

@@ -66,7 +66,10 @@ export interface ResourceDeclaration<F extends FieldMap = FieldMap> {
   sortable?: readonly (keyof F & string)[]
   /** JSON:API sort applied when `sort` is omitted. */
   defaultSort?: string
-  /** RQL filter applied when `filter` is omitted; a supplied filter replaces it (docs/decisions.md). */
+  /**
+   * RQL filter applied when `filter` is omitted; a supplied filter replaces it
+   * (docs/adr/0002-strict-parameters-ids-and-ordering.md).
+   */
   defaultFilter?: string
   /** Pins a field to a path parameter (objects/{objectId}/fields pins sobjectId). */
   parent?: { param: string; field: keyof F & string; resource: string }

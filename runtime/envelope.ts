@@ -1,8 +1,8 @@
 /**
  * The body of a read, the same on every surface: `{"data":{…}}` for one record or a singleton, and for a list the
  * envelope `{"data":[…],"meta":{count, hasMore, limit, offset, requestedLimit?},"links":{self, next?, prev?}}`
- * (docs/decisions.md "List envelope"). Links are REST paths relative to the service root. The records' JSON comes
- * from PostgreSQL and is spliced in as is.
+ * (docs/adr/0001-list-envelope-and-paging-links.md). Links are REST paths relative to the service root. The records'
+ * JSON comes from PostgreSQL and is spliced in as is.
  */
 import type { ListPlan } from './plan.ts'
 import type { ReadResult } from './read.ts'

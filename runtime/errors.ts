@@ -12,9 +12,9 @@ export const ERROR_CODES = {
   forbidden: { status: 403, title: 'Forbidden', mcp: 'access_denied' },
   // quota (docs/contract.md §7, §8)
   rate_limited: { status: 429, title: 'Too Many Requests', mcp: 'rate_limited' },
-  // too many failed authentications from one client address: a bare 429 (docs/decisions.md "Authentication under attack")
+  // too many failed authentications from one client address: a bare 429 (docs/adr/0021-authentication-under-attack.md)
   authentication_throttled: { status: 429, title: 'Too Many Requests', mcp: 'rate_limited' },
-  // fair share: too many requests of one account at once (docs/decisions.md "Fair share")
+  // fair share: too many requests of one account at once (docs/adr/0016-fair-share-per-account.md)
   concurrency_limited: { status: 429, title: 'Too Many Requests', mcp: 'rate_limited' },
   // parse / plan (docs/contract.md §4.1, §7)
   invalid_parameter: { status: 400, title: 'Bad Request', mcp: 'bad_filter' },
@@ -43,7 +43,7 @@ export const ERROR_CODES = {
 
 /**
  * The closed set of `structuredContent.error` codes of failed MCP tool calls. `bad_filter` is MCP's one code for a
- * client's invalid query, whatever argument is at fault (docs/decisions.md "MCP errors").
+ * client's invalid query, whatever argument is at fault (docs/adr/0024-mcp-errors-quota-and-payload.md).
  */
 export type McpErrorCode = 'bad_filter' | 'rate_limited' | 'not_found' | 'access_denied' | 'server_error'
 
@@ -87,7 +87,10 @@ export class ApiError extends Error {
   }
 }
 
-/** The challenge every 401 carries (docs/decisions.md: 401 with `WWW-Authenticate: Basic realm="orgscan"`). */
+/**
+ * The challenge every 401 carries (docs/adr/0003-error-envelope-and-status-codes.md: 401 with
+ * `WWW-Authenticate: Basic realm="orgscan"`).
+ */
 const CHALLENGE = { 'WWW-Authenticate': 'Basic realm="orgscan", charset="UTF-8"' }
 
 /** A 401: the credential is missing, invalid, revoked, or its account no longer exists. */

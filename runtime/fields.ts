@@ -103,7 +103,7 @@ export function jsonExpr(name: string, s: FieldSpec, exactTime = false): string 
 /**
  * The SQL expression of a field's JSON text (alias `t`), NULL for a NULL value. An integer's or a boolean's text (`42`,
  * `true`) is its JSON already: rendered by a cast, it skips `to_json`'s type lookup on every value, a fifth of the
- * cost of a page's JSON (docs/decisions.md "Data and runtime"). Everything else goes through `to_json` (strings
+ * cost of a page's JSON (docs/adr/0005-one-sql-statement-per-read.md). Everything else goes through `to_json` (strings
  * escaped, a float's NaN quoted).
  */
 export function jsonText(name: string, s: FieldSpec, exactTime = false): string {

@@ -101,7 +101,7 @@ const getParts = Object.values(GET_PARTS)
 /**
  * The canonical form of a read: the resource and every field of the parsed plan (normalised filter, sort, page,
  * fields, …), one per line. Built field by field rather than as the plan's JSON: half the time and a third of the
- * length, and it is hashed again by every cache lookup (docs/decisions.md "Hot reads").
+ * length, and it is hashed again by every cache lookup (docs/adr/0031-response-cache-keyed-by-scan.md).
  */
 export function canonical(c: CompiledResource, plan: ListPlan | GetPlan): string {
   let s = c.name

@@ -69,8 +69,8 @@ const CONTROL_POOL_SIZE = 2
 /**
  * Requests of one account reading at once: twice the read pool on PostgreSQL, so that at most two of an account's
  * queries are ever queued ahead of another account's on a connection, while postgres.js still pipelines (a cap of
- * one per connection cost a fifth of the throughput in write syscalls: docs/decisions.md "Fair share"); 1 on the
- * embedded database, whose one connection serves everyone in turn.
+ * one per connection cost a fifth of the throughput in write syscalls: docs/adr/0016-fair-share-per-account.md); 1 on
+ * the embedded database, whose one connection serves everyone in turn.
  */
 function defaultPerAccount(db: Database): number {
   return db.kind === 'embedded' ? 1 : 2 * (db.read.options.max ?? 1)
@@ -151,7 +151,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     }
     if (db.kind !== 'embedded') cacheListener = new LimitListener(db.sql, log, notified, CACHE_CHANNEL, 'hot reads: LISTEN failed; org and grant changes apply within ORGSCAN_ORG_CACHE_MS and ORGSCAN_AUTH_CACHE_MS')
     // A replica serves the records of completed scans; access and the latest scan come from the primary (the org-state
-    // cache above), so answers never depend on its lag (docs/decisions.md "Read replicas").
+    // cache above), so answers never depend on its lag (docs/adr/0037-read-replica-for-completed-scans.md).
     const replica = db.replica ? new ReplicaReads(db.replica.sql, log, clock) : undefined
     if (db.replica) await announceReplica(db, log)
     metrics = config.admin.port !== undefined ? createMetrics({ cacheStats: () => h.responses.stats(), inFlight: () => lifecycle.inFlight, readPoolSize: config.poolSize, replicaStats: replica && (() => replica.stats()), worker: opts.worker?.slot }) : undefined

@@ -1,9 +1,9 @@
 // The `orgscan` command as one plain-JavaScript module: dist/orgscan.mjs, bundled from bin/cli/main.ts and everything it
 // imports (the packages in node_modules stay imports, except those in BUNDLED), so that a served process runs
 // compiled code instead of loading tsx. tsx costs a running server about 45 MB of resident memory (its loader thread,
-// the transformed sources, source maps) and doubles its start-up (docs/decisions.md "Memory"). The bundle is written
-// without comments or the code's white space, and in ASCII: V8 keeps a module's source text for the life of the
-// process, at two bytes a character if one character is beyond Latin-1 (measured: 1.4 MB of heap before, 0.56 MB).
+// the transformed sources, source maps) and doubles its start-up (docs/adr/0020-compiled-ascii-bundle.md). The bundle
+// is written without comments or the code's white space, and in ASCII: V8 keeps a module's source text for the life of
+// the process, at two bytes a character if one character is beyond Latin-1 (measured: 1.4 MB of heap before, 0.56 MB).
 //
 // Built by `npm install` (postinstall) and `npm run build`, and again by bin/orgscan.js whenever a source it was built
 // from, or this file, has changed since (compared by size and modification time), so an edited checkout never runs

@@ -18,7 +18,7 @@
 //    Applied once each (idempotent). test/processes/rest-faults.test.ts resets a connection mid-query through a proxy (fails
 //    without c) and kills every backend under load (failed about one run in five without b; killing a pool's backends
 //    30 times, a later query waited forever in 4 of the 30 with a alone, 2 with a and c, none with a and b).
-//    And one growth bug, found by profiling a busy server (docs/decisions.md "Faults"):
+//    And one growth bug, found by profiling a busy server (docs/adr/0013-postgres-js-patches.md):
 //    d. The pool's queues (`queue.js`) never drop the slots they have shifted while they are not empty: `shift()` leaves
 //       `undefined` behind and starts over only when it takes the last element. A pool whose connections all stay busy
 //       (more queries than connections, as under load, where postgres.js pipelines them) shifts one from the busy queue

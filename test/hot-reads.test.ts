@@ -1,9 +1,10 @@
 /**
- * Hot reads (docs/decisions.md "Hot reads", "ETags"): a repeated read of an org-scoped resource is answered from
- * the process's response cache with exactly the bytes the database path gives, on REST and MCP alike; it is still
- * authenticated, access-checked and charged; an answer carries a strong ETag and `Cache-Control: private`, and
- * `If-None-Match` with the current tag gives a charged 304 with no body; the cache is bounded by bytes (LRU) and a
- * new scan imported in this process is served at once. Across processes: test/processes/hot-reads-processes.test.ts.
+ * Hot reads (docs/adr/0031-response-cache-keyed-by-scan.md, docs/adr/0034-etags-and-charged-304.md): a repeated read of
+ * an org-scoped resource is answered from the process's response cache with exactly the bytes the database path gives,
+ * on REST and MCP alike; it is still authenticated, access-checked and charged; an answer carries a strong ETag and
+ * `Cache-Control: private`, and `If-None-Match` with the current tag gives a charged 304 with no body; the cache is
+ * bounded by bytes (LRU) and a new scan imported in this process is served at once. Across processes:
+ * test/processes/hot-reads-processes.test.ts.
  */
 import t from 'tap'
 import { readFileSync } from 'node:fs'

@@ -1,10 +1,10 @@
 /**
  * What every test process runs with (package.json "tap"): tap's `node-arg` passes test/helpers/tap-quiet.cjs first,
  * then tsx and the flags every process a test starts gets (test/helpers/node-flags.ts); tap-quiet turns off tap's
- * process-info hook in test processes and keeps it out of the processes they start (docs/decisions.md "The test
- * suite"). The hook sets a global when it is loaded, so a child can say whether it runs in it. Each test file runs as
- * its bundle built for the run (test-bundles.mjs), started by tap-quiet in place of the file without the `--import`s;
- * other TypeScript is compiled by the loader (ts-hooks.mjs).
+ * process-info hook in test processes and keeps it out of the processes they start
+ * (docs/adr/0045-test-processes-bundled-and-grouped.md). The hook sets a global when it is loaded, so a child can say
+ * whether it runs in it. Each test file runs as its bundle built for the run (test-bundles.mjs), started by tap-quiet
+ * in place of the file without the `--import`s; other TypeScript is compiled by the loader (ts-hooks.mjs).
  */
 import t from 'tap'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'

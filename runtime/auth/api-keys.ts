@@ -1,8 +1,8 @@
 /**
  * API keys (docs/contract.md §5 REST item 1): `Authorization: Basic base64(keyId:secret)`. Secrets are 32 random
  * bytes, stored only as HMAC-SHA-256(pepper, secret) and compared in constant time. A verified key is cached
- * per process for `authCacheMs` (revocation takes effect within that time, docs/decisions.md); `lastUsedAt`
- * is recorded in memory and flushed in batches, never a write per request.
+ * per process for `authCacheMs` (revocation takes effect within that time, docs/adr/0009-api-keys-and-pepper.md);
+ * `lastUsedAt` is recorded in memory and flushed in batches, never a write per request.
  *
  * A header already verified is recognised while its key's cached entry is the one it was verified against, so a
  * repeated request skips decoding and the HMAC (about a tenth of a cached read's CPU here) and stops working exactly

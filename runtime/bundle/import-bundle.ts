@@ -2,7 +2,8 @@
  * The import of one scan bundle from any source, streaming: each record is validated as it arrives and written at once
  * inside ONE transaction, which also flips the org's latest scan, so a reader never sees half a scan. Nothing is
  * written when anything is invalid: after the first problem nothing more is written, reading goes on to list every
- * problem (up to MAX_PROBLEMS), and the transaction is rolled back (docs/decisions.md "Bundles").
+ * problem (up to MAX_PROBLEMS), and the transaction is rolled back
+ * (docs/adr/0040-ndjson-bundles-and-one-pass-import.md).
  */
 import * as v from 'valibot'
 import type postgres from 'postgres'

@@ -1,8 +1,8 @@
 /**
  * Writing a scan's records into their tables inside the import's transaction, in constant memory: on PostgreSQL large
  * tables with COPY (text format, rows sent in 256 KB chunks) and small ones with one multi-row INSERT, on the embedded
- * database with multi-row INSERTs (COPY FROM STDIN does not work through its socket server: docs/decisions.md
- * "Bundles"). One table is written at a time — a
+ * database with multi-row INSERTs (COPY FROM STDIN does not work through its socket server:
+ * docs/adr/0040-ndjson-bundles-and-one-pass-import.md). One table is written at a time — a
  * connection in copy mode takes nothing else — so `ScanWriter` closes one table's writer before opening the next.
  */
 import type postgres from 'postgres'

@@ -1,6 +1,7 @@
 /**
- * What a principal may see, without a database round trip on the hot path (docs/decisions.md "Hot reads"): each
- * org's account and latest completed scan, and each user's grants, cached per process.
+ * What a principal may see, without a database round trip on the hot path
+ * (docs/adr/0031-response-cache-keyed-by-scan.md): each org's account and latest completed scan, and each user's
+ * grants, cached per process.
  *
  * Freshness: every change to `orgs` (an import flipping the latest scan, an org moved or removed) and to
  * `user_org_access` (a grant added or removed) is announced by migration 006's triggers on the `orgscan_cache`

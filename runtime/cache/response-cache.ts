@@ -1,17 +1,17 @@
 /**
- * The response cache of one process (docs/decisions.md "Hot reads"): answers to reads of org-scoped resources,
- * keyed by the scan they read and the request's canonical form. A completed scan never changes, so an entry never
- * goes stale: a new scan has a new id and so new keys, and entries of older scans age out.
+ * The response cache of one process (docs/adr/0031-response-cache-keyed-by-scan.md): answers to reads of org-scoped
+ * resources, keyed by the scan they read and the request's canonical form. A completed scan never changes, so an entry
+ * never goes stale: a new scan has a new id and so new keys, and entries of older scans age out.
  *
- * Storage is slabs, not one allocation per answer (docs/decisions.md "Memory"): the records' JSON is written into
- * segments of up to 4 MB (a sixteenth of the bound), allocated once and reused for the life of the process. Answers
- * freed one by one among the requests' own short-lived allocations of the same sizes left the C heap fragmented, so
- * the process held about 2.5× the bound; segments are allocated once and never freed. The bound counts each answer's
- * records plus its index (its key and an estimated overhead, which live in V8's heap), and a segment holds only the
- * records, one after the other, so what the bound counts for the index is a segment's never-written end: the records
- * and the index together take the bound, not the bound plus the index. Eviction empties the oldest segment whole;
- * an answer read while it sits in the older half of the segments is copied forward into the newest, so what is read
- * keeps its place (least recently used first, a segment at a time).
+ * Storage is slabs, not one allocation per answer (docs/adr/0032-cache-segments-and-pinned-bytes.md): the records' JSON
+ * is written into segments of up to 4 MB (a sixteenth of the bound), allocated once and reused for the life of the
+ * process. Answers freed one by one among the requests' own short-lived allocations of the same sizes left the C heap
+ * fragmented, so the process held about 2.5× the bound; segments are allocated once and never freed. The bound counts
+ * each answer's records plus its index (its key and an estimated overhead, which live in V8's heap), and a segment
+ * holds only the records, one after the other, so what the bound counts for the index is a segment's never-written end:
+ * the records and the index together take the bound, not the bound plus the index. Eviction empties the oldest segment
+ * whole; an answer read while it sits in the older half of the segments is copied forward into the newest, so what is
+ * read keeps its place (least recently used first, a segment at a time).
  *
  * Bytes are lent, not copied: an answer for REST is a view into its segment, which REST writes as it is. A segment is
  * overwritten once reused, so a lent answer pins its segment until `release()` (REST: once the socket has taken
@@ -78,8 +78,8 @@ interface Segment {
 
 /**
  * A kept answer, in one object: the answer as REST gets it (its records as a view into the segment, `release()`
- * unpinning it) and the cache's bookkeeping (docs/decisions.md "Memory": as three objects and a closure an answer's
- * index took about 1.3 KB of V8's heap).
+ * unpinning it) and the cache's bookkeeping (docs/adr/0032-cache-segments-and-pinned-bytes.md: as three objects and a
+ * closure an answer's index took about 1.3 KB of V8's heap).
  */
 class Entry extends Answer {
   /** The segment's use the bytes belong to (a reused segment has a new `seq`). */

@@ -30,7 +30,7 @@ export interface OpenOptions {
    * A separate pool for request reads (`Database.read`), so that the quota, key lookups and administration on
    * `sql` never wait behind data queries. Its statements are cancelled by the server after `statementTimeoutMs`
    * (0: no limit). PostgreSQL only: the embedded database has a single connection, and PGlite ignores
-   * `statement_timeout` (measured), so there `read` is `sql` (docs/decisions.md "Fair share").
+   * `statement_timeout` (measured), so there `read` is `sql` (docs/adr/0016-fair-share-per-account.md).
    */
   readPool?: { size: number; statementTimeoutMs: number }
   /**
@@ -66,7 +66,7 @@ const CONNECTION_PARAMS = { TimeZone: 'UTC', application_name: 'orgscan' }
  * plan assumes a tenth of the rows): every list request paid for planning its statement (about 0.3 ms, a quarter
  * of a page's database time), which preparing it was meant to save. The plan made without values is the same
  * index scan, because every index of the scan tables leads with `scan_id`, which no value makes more or less
- * selective (docs/decisions.md "Data and runtime").
+ * selective (docs/adr/0007-prepared-statements-generic-plans.md).
  */
 const READ_PARAMS = { ...CONNECTION_PARAMS, plan_cache_mode: 'force_generic_plan' }
 const silent = () => {}

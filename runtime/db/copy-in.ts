@@ -1,9 +1,9 @@
 /**
  * `COPY … FROM STDIN` through postgres.js (PostgreSQL only: the embedded database cannot take it, see
- * docs/decisions.md "Bundles"). postgres.js hands out a Writable, with one gap closed here: when the server refuses
- * the data after the last chunk was written (a bad value, a duplicate key), postgres.js only rejects the COPY query,
- * whose promise has already resolved with the stream — the error would be lost and `end()` would never finish.
- * The query's reject is observed instead, so every failure reaches `write()` or `end()`.
+ * docs/adr/0040-ndjson-bundles-and-one-pass-import.md). postgres.js hands out a Writable, with one gap closed here:
+ * when the server refuses the data after the last chunk was written (a bad value, a duplicate key), postgres.js only
+ * rejects the COPY query, whose promise has already resolved with the stream — the error would be lost and `end()`
+ * would never finish. The query's reject is observed instead, so every failure reaches `write()` or `end()`.
  *
  * Use it inside a transaction (`tx`), and always `end()` or `abort()` a started COPY before the next statement: the
  * connection stays in copy mode until then.

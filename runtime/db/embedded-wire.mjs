@@ -5,7 +5,7 @@
  * message at a time (Parse, Bind, Describe, Execute and Sync are five trips into the WASM backend, each with its own
  * socket write), where this hands it every complete message a read delivered, in one call, and answers with one
  * write. Measured here with postgres.js and one connection: 430 → 324 µs a query, and a third less CPU
- * (docs/decisions.md "Embedded database").
+ * (docs/adr/0008-embedded-database-pglite-worker.md).
  *
  * What it keeps from pglite-socket:
  * - one connection at a time (`net.Server.maxConnections = 1`): every connection is the same PGlite session, so two

@@ -5,7 +5,8 @@
  * embedded-protocol.ts.
  *
  * Plain JavaScript on purpose: a TypeScript worker would need tsx registered inside the worker (a Worker does
- * not inherit it), which costs about 30 MB of resident memory per process (docs/decisions.md "Memory").
+ * not inherit it), which costs about 30 MB of resident memory per process
+ * (docs/adr/0008-embedded-database-pglite-worker.md).
  */
 import fs from 'node:fs'
 import { parentPort, workerData } from 'node:worker_threads'
@@ -52,7 +53,7 @@ async function open(input) {
   const t0 = performance.now()
   // shared_buffers 16 MB instead of PostgreSQL's 128 MB: the buffers live in this process's WASM memory, which
   // never shrinks, while NODEFS reads are served from the OS page cache anyway. Measured on the large demo org:
-  // 140 MB less resident memory, no slower scans or pages (docs/decisions.md "Memory").
+  // 140 MB less resident memory, no slower scans or pages (docs/adr/0008-embedded-database-pglite-worker.md).
   const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`]
   db = await PGlite.create(input.dataDir === 'memory://' ? undefined : input.dataDir, { startParams })
   // PGlite ignores startup parameters (TimeZone, application_name sent by postgres.js), and every
@@ -62,7 +63,7 @@ async function open(input) {
   // (runtime/db/connect.ts): left to the default, every page of a list was planned again for its LIMIT and OFFSET,
   // and planning in WebAssembly is slow. Here it reaches the control statements too (quota, keys, sessions), which
   // is safe: their tables are a laptop's few rows, and a plan never changes what a statement returns
-  // (docs/decisions.md "Data and runtime").
+  // (docs/adr/0007-prepared-statements-generic-plans.md).
   await db.exec(`SET TIME ZONE 'UTC'; SET application_name = 'orgscan'; SET plan_cache_mode = force_generic_plan`)
   const openMs = performance.now() - t0
 

@@ -280,9 +280,9 @@ export async function startEmbeddedHost(dataDir: string): Promise<EmbeddedHost> 
 /**
  * Threads of embedded databases closed cleanly, kept for the next open in this process: a kept thread opens the next
  * database in about half the CPU of a new one (no thread and Node environment to start, PGlite's code loaded and its
- * WebAssembly compiled already; docs/decisions.md "The test suite"). A process opens its database once when serving;
- * the processes that open many one after the other (the tests, a command reopening its folder) are what this is for.
- * A kept thread holds no database and no folder, does not keep the process alive (`unref`), and at most
+ * WebAssembly compiled already; docs/adr/0044-test-databases-from-templates.md). A process opens its database once when
+ * serving; the processes that open many one after the other (the tests, a command reopening its folder) are what this
+ * is for. A kept thread holds no database and no folder, does not keep the process alive (`unref`), and at most
  * KEPT_WORKERS are kept (the rest are terminated).
  */
 const KEPT_WORKERS = 2

@@ -2,7 +2,7 @@
  * The one place that knows database error codes: SQLSTATEs from PostgreSQL and the connection codes of
  * postgres.js and node's sockets. Callers ask these predicates, never compare codes themselves.
  *
- * In responses (docs/decisions.md "Database errors in responses"): a value PostgreSQL rejects while
+ * In responses (docs/adr/0014-database-errors-in-responses.md): a value PostgreSQL rejects while
  * processing a client's input is a 400 with a safe classification hint (the SQLSTATE, never SQL text); a
  * statement cancelled by `statement_timeout` is a 400 too (the request's own cost: charged, not refunded);
  * an unreachable database is a 503; everything else is a 500.

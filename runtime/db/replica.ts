@@ -1,5 +1,5 @@
 /**
- * Reads on a streaming replica (`DATABASE_REPLICA_URL`; docs/decisions.md "Read replicas").
+ * Reads on a streaming replica (`DATABASE_REPLICA_URL`; docs/adr/0037-read-replica-for-completed-scans.md).
  *
  * The replica serves one thing: the records of a completed scan, which never change. Everything that decides who
  * sees what, or which scan is the latest, is read on the primary (the org-state cache, account-scoped reads, keys,

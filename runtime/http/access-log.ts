@@ -34,7 +34,8 @@ const PRINCIPAL = Symbol('orgscan.accessPrincipal')
  * The request class of the server (`createServer`'s `IncomingMessage` option): the facts' properties exist from
  * construction, so noting a fact never adds a property to a request. Added later, it changed the request objects'
  * hidden class in the middle of their handling, and every function of ours and of node:http that reads a request
- * then met two shapes: measured, that alone cost 5–8 % of a cache hit's throughput (docs/decisions.md "Operations").
+ * then met two shapes: measured, that alone cost 5–8 % of a cache hit's throughput
+ * (docs/adr/0036-access-log-hand-encoded-pino-lines.md).
  */
 export class Request extends IncomingMessage {
   [ROUTE]: string | undefined = undefined;
@@ -110,8 +111,8 @@ export function maxLineBytes(l: AccessLine): number {
  * Writes `l` as its JSON line into `buf` from `at` (which must have `maxLineBytes(l)` bytes of room) and returns the
  * offset after it. Built straight into the block as bytes — constant parts copied, integers written digit by digit,
  * strings that need no escaping byte by byte — rather than as a string concatenated, flattened and then encoded, so a
- * line allocates next to nothing (docs/decisions.md "Operations"). Anything that needs escaping is escaped by
- * `JSON.stringify`, as pino does.
+ * line allocates next to nothing (docs/adr/0036-access-log-hand-encoded-pino-lines.md). Anything that needs escaping is
+ * escaped by `JSON.stringify`, as pino does.
  */
 export function encodeAccessLine(buf: Buffer, at: number, l: AccessLine, time: number, worker?: number): number {
   at = put(buf, at, LEVEL_TIME)

@@ -4,14 +4,15 @@
  * not fit, at most a moment
  * (`maxDelayMs`) after a line was gathered (so an idle server's lines still appear promptly), and at `flush()` before
  * the process exits. Blocks are reused once written (`BlockWriter`): a busy server writes from the same two. A
- * line costs its UTF-8 encoding into the block; the system call is paid once per block (docs/decisions.md
- * "Operations": pino's own destination, sonic-boom, measured 4–5 µs of CPU per line here; an array of lines joined per
- * block, 1.4 µs per line in a served process, plus 24 µs per 4 KB block written through `process.stderr`).
+ * line costs its UTF-8 encoding into the block; the system call is paid once per block
+ * (docs/adr/0036-access-log-hand-encoded-pino-lines.md: pino's own destination, sonic-boom, measured 4–5 µs of CPU per
+ * line here; an array of lines joined per block, 1.4 µs per line in a served process, plus 24 µs per 4 KB block written
+ * through `process.stderr`).
  *
  * A block is whole lines. On a pipe it is at most PIPE_BUF (4,096) bytes, so one write(2) of it is atomic and the
  * workers of `orgscan serve --workers N`, writing on the one stderr they share, never mix their lines
- * (docs/decisions.md "Workers"). On a regular file a write(2) is never interleaved with another through the same
- * open file (Linux serialises them), so blocks there are 64 KB (`blockBytes`).
+ * (docs/adr/0042-workers-with-node-cluster.md). On a regular file a write(2) is never interleaved with another through
+ * the same open file (Linux serialises them), so blocks there are 64 KB (`blockBytes`).
  */
 import { fstatSync, writeSync } from 'node:fs'
 import { encodeAccessLine, formatAccessLine, maxLineBytes, type AccessLine } from './access-log.ts'
@@ -38,7 +39,8 @@ export const FILE_BLOCK_BYTES = 64 * 1024
  * block's bytes (at once after a synchronous write, in the callback of a stream's write), and the sink may then fill
  * that memory again; a block never released is never written to again. Blocks are reused rather than allocated per
  * write: a fresh 64 KB block per write lived through several young-generation collections of a busy server, was
- * promoted, and its bytes counted towards the next full collection (docs/decisions.md "Operations").
+ * promoted, and its bytes counted towards the next full collection
+ * (docs/adr/0036-access-log-hand-encoded-pino-lines.md).
  */
 export type BlockWriter = (block: Buffer, release: () => void) => void
 
@@ -49,7 +51,7 @@ const SPARE_BLOCKS = 2
  * Access lines are queued as they come and encoded this many at a time (or when the timer fires, a text line is
  * written, or at `flush()`), not one by one in the request's own code: encoded in the code that ends each request, the
  * log cost about a tenth of a cache hit's throughput, of which the encoding's own CPU was under 2 %; queued and encoded
- * in batches, 2–6 % in the bench with the rest of the log's work (docs/decisions.md "Operations").
+ * in batches, 2–6 % in the bench with the rest of the log's work (docs/adr/0036-access-log-hand-encoded-pino-lines.md).
  */
 export const BATCH_LINES = 128
 

@@ -11,7 +11,8 @@
  *   credentials) is proof the caller holds, never something the browser attaches, so an origin list would protect
  *   nothing and would only break browser clients on origins nobody configured.
  *
- * The REST API sends no CORS headers: its callers are servers, scripts and the typed client (docs/decisions.md).
+ * The REST API sends no CORS headers: its callers are servers, scripts and the typed client
+ * (docs/adr/0028-cors-per-surface.md).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 

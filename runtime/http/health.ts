@@ -6,7 +6,7 @@
  *                  "not ready","reasons":[…]} with Retry-After, so a balancer takes it out before it stops.
  *                  With a replica, the body also reports it (`replica`: reachable, standby, lagBytes, replayPaused);
  *                  a replica that is down or behind does not make the process unready, since reads then go to the
- *                  primary (docs/decisions.md "Read replicas").
+ *                  primary (docs/adr/0037-read-replica-for-completed-scans.md).
  */
 import type { ServerResponse } from 'node:http'
 import FindMyWay, { type HTTPVersion } from 'find-my-way'

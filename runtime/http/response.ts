@@ -2,9 +2,9 @@
  * The response class of the server (`createServer`'s `ServerResponse` option): every answer carries `X-Request-Id`,
  * added to the head as it is written. Set earlier with `setHeader`, it sent node:http down its per-header path for the
  * whole head (each header set, lowercased and stored, then written): about 2.4 % of a cache hit's time, profiled
- * (docs/decisions.md "Operations"). The busy writers (REST's `sendJson` and 304, MCP's answers) put the id in the head
- * object they build (`withRequestId`); a head object without it gets it in a copy (never the caller's object, which
- * may be shared); any other head through `setHeader`, as before.
+ * (docs/adr/0036-access-log-hand-encoded-pino-lines.md). The busy writers (REST's `sendJson` and 304, MCP's answers)
+ * put the id in the head object they build (`withRequestId`); a head object without it gets it in a copy (never the
+ * caller's object, which may be shared); any other head through `setHeader`, as before.
  */
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http'
 

@@ -89,7 +89,7 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
     const etag = r.etag
     if (etag === undefined) return sendJson(res, 200, renderRead(r, (req.url ?? '').split('?')[0], qs), headers)
     // An org-scoped answer: tagged, revalidated by the client on every use (it stays authenticated and counted),
-    // and 304 with no body when the client holds the current answer (docs/decisions.md "ETags").
+    // and 304 with no body when the client holds the current answer (docs/adr/0034-etags-and-charged-304.md).
     const tagged = Object.assign(headers, { ETag: etag, 'Cache-Control': 'private, no-cache' })
     if (matchesIfNoneMatch(req.headers['if-none-match'], etag)) return sendNotModified(res, tagged)
     const path = (req.url ?? '').split('?')[0]
@@ -121,7 +121,7 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
     sendJson(res as ServerResponse, 200, openapi, { ...vh, 'Cache-Control': 'public, max-age=300' })
   })
 
-  // Quota state: free reads at both addresses (docs/decisions.md "Quota endpoints").
+  // Quota state: free reads at both addresses (docs/adr/0010-quota-counting-rules.md).
   const quota = handle((params, qs) => ({ kind: 'quota', orgId: params.orgId, query: qs }))
   add('/v1/account/quota', quota)
   add('/v1/orgs/:orgId/quota', quota)

@@ -13,7 +13,7 @@
  * - token exchange (RFC 8693), for confidential clients an administrator allowed it: an access token of this
  *   service, or an ID token of the upstream provider, becomes an access token of the exchanging client for the same
  *   user. Not subject to PKCE; no refresh token. An access token's exchange keeps its family and at most its scopes,
- *   and a client cannot exchange its own tokens (docs/decisions.md, "Token exchange").
+ *   and a client cannot exchange its own tokens (docs/adr/0026-oauth-tokens-and-audiences.md).
  * Enhanced MCP Security: when the user's account has it on, only clients issued for that account get tokens; any
  * other client — registered automatically or issued elsewhere — fails with 400 `access_denied`. A client issued for
  * one account never gets tokens for another account's users.

@@ -9,7 +9,7 @@ import type { Clock } from '../config.ts'
 
 /**
  * undici's `request`, loaded on the first outbound call: a service without an upstream provider never needs it, and
- * it is about 6 MB of heap (docs/decisions.md "Memory": packages a served process loads).
+ * it is about 6 MB of heap (docs/adr/0020-compiled-ascii-bundle.md: packages a served process loads).
  */
 const request: typeof import('undici').request = async (...args) => (await import('undici')).request(...args)
 

@@ -1,5 +1,5 @@
 /**
- * Fair share of the database among accounts (docs/decisions.md "Fair share"). In one process, an account may
+ * Fair share of the database among accounts (docs/adr/0016-fair-share-per-account.md). In one process, an account may
  * have at most `perAccount` requests reading the database at once; its further requests wait in the account's
  * own queue (at most `queueDepth` of them, each at most `maxWaitMs`). So one account's expensive requests hold at
  * most `perAccount` connections of the read pool, and every other account's requests find the rest: a busy or

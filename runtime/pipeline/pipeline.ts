@@ -3,7 +3,7 @@
  * A surface parses its own request into an `Operation` and renders the `Outcome`; authentication, quota, the
  * fair share of the database, org access and the read itself happen only here.
  *
- * Charging rules (docs/decisions.md "Quota"): a read costs one unit whatever its 2xx or 4xx outcome; a 429
+ * Charging rules (docs/adr/0010-quota-counting-rules.md): a read costs one unit whatever its 2xx or 4xx outcome; a 429
  * costs nothing (the quota's own, and fair share's `concurrency_limited`, whose unit is given back); a 5xx is
  * given back (a client retrying after a fault is not charged twice). A read cancelled for its own cost
  * (`query_too_expensive`) is a 4xx and stays charged. Quota reads are free.
@@ -31,7 +31,10 @@ export type Operation =
       params: Readonly<Record<string, string | undefined>>
       /** Parsed lazily, inside the pipeline, so that a malformed query is a charged 400 like any other. */
       query: () => QueryInput
-      /** Not charged: reads an MCP client makes while listing or completing (docs/decisions.md "MCP quota"). */
+      /**
+       * Not charged: reads an MCP client makes while listing or completing
+       * (docs/adr/0024-mcp-errors-quota-and-payload.md).
+       */
       free?: boolean
       /**
        * An answer from the response cache comes with its records lent as bytes (`ReadResult.dataBytes`, to be

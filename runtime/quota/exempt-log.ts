@@ -1,5 +1,5 @@
 /**
- * Usage by quota-exempt principals (docs/decisions.md "Verified-agent exemption"): never counted, always
+ * Usage by quota-exempt principals (docs/adr/0010-quota-counting-rules.md): never counted, always
  * logged — a line on an account's first exempt request, then one aggregated line per account
  * (`quota exempt usage`: requests and up to 20 credentials) at most every `intervalMs`, and on close.
  */

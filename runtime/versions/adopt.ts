@@ -1,5 +1,5 @@
 /**
- * The first-start default of the version table (docs/decisions.md "Version lifecycle"): ORGSCAN_VERSIONS and
+ * The first-start default of the version table (docs/adr/0038-version-table-in-database.md): ORGSCAN_VERSIONS and
  * ORGSCAN_MCP_VERSIONS, as earlier releases read them, are adopted into the database by the first start of a
  * database whose table was never set (by such a start or by `orgscan versions`); afterwards they are ignored, with a
  * warning, and the table is changed only with `orgscan versions`. One process adopts: the marker row is inserted in

@@ -29,7 +29,8 @@ const FATAL = new Set(['ECONNECTION', 'EDNS', 'EAUTH', 'ETLS', 'ENOAUTH'])
 
 /**
  * nodemailer is loaded by the command that sends (`orgscan versions notify`), not by every process that could: the
- * command is one module, and a served process would otherwise carry its 4 MB of heap (docs/decisions.md "Memory").
+ * command is one module, and a served process would otherwise carry its 4 MB of heap
+ * (docs/adr/0020-compiled-ascii-bundle.md).
  */
 export async function createMailer(config: MailConfig): Promise<Mailer> {
   const { default: nodemailer } = await import('nodemailer')

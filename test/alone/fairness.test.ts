@@ -1,7 +1,7 @@
 /**
- * One account cannot starve another (docs/decisions.md "Fair share"): account A keeps 16 of the most expensive legal
- * filters in flight for 10 s (test/attack/tenant-starvation.ts) while account B sends plain requests. Every B request
- * succeeds and B's p99 stays under 1 s — on the embedded database too, where one connection serves everybody.
+ * One account cannot starve another (docs/adr/0016-fair-share-per-account.md): account A keeps 16 of the most expensive
+ * legal filters in flight for 10 s (test/attack/tenant-starvation.ts) while account B sends plain requests. Every B
+ * request succeeds and B's p99 stays under 1 s — on the embedded database too, where one connection serves everybody.
  * Before the fix, B waited 8–15 s or got 503s. The data is the demo seed at 0.2 scale (about 4,200 fields in A's org),
  * enough to make the attack's filters costly: with fair share off, B's p99 here is about 1.4 s (measured).
  * It runs while no other test file runs (test/alone/, tap's `serial` in package.json): another file's load would be in

@@ -7,10 +7,11 @@
  * Every pair has two new processes. Before served processes ran with `--no-allocation-site-pretenuring`, one in
  * about four settled into a slower state for its life: its young-generation collections promoted over a hundred times
  * as much as usual, it ran a full collection every 150–250 ms instead of about every second, and served 12–15 % fewer
- * requests (docs/decisions.md "Memory"). With one process of each kind for the whole run, that state in either of
- * them decided the result (0.77 and 1.17 for the same code). With new processes per pair, any state a process settles
- * into is one pair's outlier, in either direction, and the median passes over it. Short alternating turns cancel the drift of a noisy machine that
- * one long run after another does not. Called by run.ts with its own tools.
+ * requests (docs/adr/0019-no-allocation-site-pretenuring.md). With one process of each kind for the whole run, that
+ * state in either of them decided the result (0.77 and 1.17 for the same code). With new processes per pair, any state
+ * a process settles into is one pair's outlier, in either direction, and the median passes over it. Short alternating
+ * turns cancel the drift of a noisy machine that one long run after another does not. Called by run.ts with its own
+ * tools.
  */
 import { median, processCpuUs as cpuUs, type BenchTools } from './load.ts'
 

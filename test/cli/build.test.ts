@@ -1,7 +1,8 @@
 /**
  * The command runs compiled: scripts/build.js bundles the TypeScript sources into dist/orgscan.mjs, rebuilds it when a
- * source changes, and bin/orgscan.js runs the bundle, not the sources through tsx (docs/decisions.md "Memory": tsx
- * costs a served process about 45 MB). Tested on a small project of the test's own, then on the checkout.
+ * source changes, and bin/orgscan.js runs the bundle, not the sources through tsx
+ * (docs/adr/0020-compiled-ascii-bundle.md: tsx costs a served process about 45 MB). Tested on a small project of the
+ * test's own, then on the checkout.
  */
 import { type Test } from 'tap'
 import { t } from '../helpers/file-test.ts'
@@ -170,7 +171,7 @@ t.test('the bundle is compact: ASCII (V8 keeps it at a byte a character), withou
   t.ok(await builder.ensureBuilt(), 'built')
   const text = readFileSync(builder.out, 'utf8')
   t.notOk(/[^\x00-\x7f]/.test(text), 'no character beyond ASCII: one would make V8 keep the whole source at two bytes a character')
-  t.notOk(text.includes('docs/decisions.md "Memory"'), 'no comment (a phrase of the sources’ comments is not in it)')
+  t.notOk(text.includes('docs/adr/0020-compiled-ascii-bundle.md'), 'no comment (a phrase of the sources’ comments is not in it)')
   // The project's own sources are about 700 KB with their comments, the MCP SDK and zod files it loaded about 2 MB.
   t.ok(statSync(builder.out).size < 1_500_000, `smaller than the 2.7 MB of sources it replaces (${statSync(builder.out).size} bytes)`)
 })

@@ -2,8 +2,8 @@
  * The served process's Node flags and environment (the C allocator's tunables) are written in two places a user
  * reaches — `npm start` and the shebang of bin/orgscan.js (the installed `orgscan` command) — and the bench measures
  * the service with `npm start`'s (test/bench/load.ts `SERVE_ARGS`, `SERVE_ENV`). They bound the memory of a busy
- * server (docs/decisions.md "Memory"); this keeps the two in step, and checks that a process started with them runs
- * the command and that its C library took the tunables.
+ * server (docs/adr/0018-v8-and-glibc-memory-flags.md); this keeps the two in step, and checks that a process started
+ * with them runs the command and that its C library took the tunables.
  */
 import { t } from '../helpers/file-test.ts'
 import { existsSync, readFileSync } from 'node:fs'

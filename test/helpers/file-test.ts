@@ -11,12 +11,12 @@
  * process, one file after the other, in name order (`runGroup`). tap starts a process per file under `test/` only, so
  * each test file either is a process of its own or belongs to exactly one group. A process costs about 1.5–2 s of CPU
  * on a 2-core machine before its first test (Node, tap, the test's modules compiled and optimised again, memory touched
- * for the first time): shared by a folder of files, the suite runs in far less time (docs/decisions.md "The test
- * suite"). What a file gives up is a process of its own: a throw outside its tests ends the group's process, and a
- * file that depends on process-wide state (async hooks, its own process's resource use) stays directly under `test/`.
- * A file that measures latency under a load of its own making (the 10-second attack of `test/alone/`) runs with the
- * machine to itself: tap's `serial` runs the files of `test/alone/` while no other test file runs. A file that does
- * not apply to a run ends with `endFile()`, never `process.exit`.
+ * for the first time): shared by a folder of files, the suite runs in far less time
+ * (docs/adr/0045-test-processes-bundled-and-grouped.md). What a file gives up is a process of its own: a throw outside
+ * its tests ends the group's process, and a file that depends on process-wide state (async hooks, its own process's
+ * resource use) stays directly under `test/`. A file that measures latency under a load of its own making (the
+ * 10-second attack of `test/alone/`) runs with the machine to itself: tap's `serial` runs the files of `test/alone/`
+ * while no other test file runs. A file that does not apply to a run ends with `endFile()`, never `process.exit`.
  */
 import { readdirSync } from 'node:fs'
 import { relative } from 'node:path'

@@ -1,7 +1,10 @@
 /** Helpers to check list responses against a declaration: ordering, filter literals, comparisons. */
 import type { FieldSpec } from '../../runtime/fields.ts'
 
-/** Compares two wire values of a field kind; nulls sort below every value (docs/decisions.md). */
+/**
+ * Compares two wire values of a field kind; nulls sort below every value
+ * (docs/adr/0002-strict-parameters-ids-and-ordering.md).
+ */
 export function compare(a: unknown, b: unknown): number {
   if (a === b) return 0
   if (a === null || a === undefined) return -1

@@ -6,8 +6,8 @@
  *
  * It needs the server to accept replication connections from this machine, which a default pg_hba.conf does not:
  * then it skips, saying what to add. It never changes the server's configuration itself (`.ci/run` does, before the
- * PostgreSQL suite). Why a replica of the local server rather than a throwaway primary of our own: docs/decisions.md
- * "Read replicas".
+ * PostgreSQL suite). Why a replica of the local server rather than a throwaway primary of our own:
+ * docs/adr/0044-test-databases-from-templates.md.
  */
 import type { Test } from 'tap'
 import { execFile, execFileSync } from 'node:child_process'

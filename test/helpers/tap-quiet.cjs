@@ -2,9 +2,9 @@
  * Loaded first in every test process (tap's `node-arg` in package.json: `--require` runs before the `--import`s tap
  * adds): turns off tap's process-info instrumentation, which this project does not use (coverage is disabled, and
  * `tap --changed` is not used), and which cost about 0.5 s of CPU per test process and about 1 s per process a test
- * starts (docs/decisions.md "The test suite"). tap imports `@tapjs/processinfo` into every test process; that hook
- * sends each module loaded, with its text, to the main thread to be recorded, and injects itself into every child
- * process through NODE_OPTIONS.
+ * starts (docs/adr/0045-test-processes-bundled-and-grouped.md). tap imports `@tapjs/processinfo` into every test
+ * process; that hook sends each module loaded, with its text, to the main thread to be recorded, and injects itself
+ * into every child process through NODE_OPTIONS.
  *
  * - `_TAPJS_PROCESSINFO_EXCLUDE_` is the hook's pattern of files not to record: everything.
  * - `process-on-spawn` (the package through which the hook reaches every child) keeps its state on a global; claimed
@@ -28,8 +28,9 @@ if (process.env.NODE_OPTIONS) {
  * register. Node starts the entry point through `Module.runMain` after the `--require`s and loads the `--import`s
  * inside it: replaced here for a bundled test file, it imports the bundle directly, so neither tap's process-info hook
  * (which records nothing here, see above) nor the TypeScript loader (ts-loader.mjs; a bundle holds no TypeScript) is
- * loaded, and no loader thread starts: about 0.25 s less CPU per test file (docs/decisions.md "The test suite"). Any
- * other entry point (tap's before and after scripts, a file without a bundle) starts as Node would start it.
+ * loaded, and no loader thread starts: about 0.25 s less CPU per test file
+ * (docs/adr/0045-test-processes-bundled-and-grouped.md). Any other entry point (tap's before and after scripts, a file
+ * without a bundle) starts as Node would start it.
  */
 const Module = require('node:module')
 const { resolve } = require('node:path')
@@ -59,10 +60,10 @@ Module.runMain = function (main = process.argv[1], ...rest) {
  * tap gives every test an `async-hook-domain`, so that a throw in a callback a test scheduled fails that test rather
  * than the file. The domains need an async hook with `init` and `destroy`, and a hook with `destroy` makes Node track
  * the end of every promise of the process: of the service under test as much as of the test. It cost 10–25 % of the
- * CPU of the test files that send many requests (docs/decisions.md "The test suite"). The hook is not enabled here:
- * a stray throw or rejection then ends the file's process, which tap reports as the file failing, with the error.
- * Only the hook async-hook-domain asks for (recognised by the caller in its stack) is refused; any other is made as
- * Node makes it. The number refused is kept on a global for test/test-processes.test.ts.
+ * CPU of the test files that send many requests (docs/adr/0045-test-processes-bundled-and-grouped.md). The hook is not
+ * enabled here: a stray throw or rejection then ends the file's process, which tap reports as the file failing, with
+ * the error. Only the hook async-hook-domain asks for (recognised by the caller in its stack) is refused; any other is
+ * made as Node makes it. The number refused is kept on a global for test/test-processes.test.ts.
  */
 const asyncHooks = require('node:async_hooks')
 const createHook = asyncHooks.createHook

@@ -2,7 +2,7 @@
  * Each test file of a tap run as one compiled ES module (with chunks shared between files), built once by tap's
  * `before` script (run-before.ts) and run in place of the file's TypeScript (tap-quiet.cjs): a test process then loads
  * a few modules instead of about 150 TypeScript sources, each through the loader thread, transformed and source-mapped
- * — about 0.65 s less CPU per test file on this 2-core machine (docs/decisions.md "The test suite").
+ * — about 0.65 s less CPU per test file on this 2-core machine (docs/adr/0045-test-processes-bundled-and-grouped.md).
  *
  * Built with esbuild, packages left as imports (but those scripts/build.js bundles), source maps linked (tap turns source maps on, so a failure still points
  * into the .ts files). As in scripts/build.js, `import.meta.url` in each source becomes that source's own URL

@@ -1,8 +1,9 @@
 /**
- * Hot reads across processes (docs/decisions.md "Hot reads"): two `orgscan serve` processes on one PostgreSQL, with
- * the production bounds (org state 1 s, keys and grants 5 s), caches warm. A scan imported by a third process (as
- * `orgscan import` does) is served by both within 1 s; a removed grant and a revoked key stop working on both
- * within 5 s (the bound when a notification is lost; with migration 006's notifications, at once). Needs a PostgreSQL server: the embedded database belongs to one process.
+ * Hot reads across processes (docs/adr/0031-response-cache-keyed-by-scan.md): two `orgscan serve` processes on one
+ * PostgreSQL, with the production bounds (org state 1 s, keys and grants 5 s), caches warm. A scan imported by a third
+ * process (as `orgscan import` does) is served by both within 1 s; a removed grant and a revoked key stop working on
+ * both within 5 s (the bound when a notification is lost; with migration 006's notifications, at once). Needs a
+ * PostgreSQL server: the embedded database belongs to one process.
  */
 import { t } from '../helpers/file-test.ts'
 import { readFileSync } from 'node:fs'

@@ -1,9 +1,9 @@
 /**
- * Read replicas (docs/decisions.md "Read replicas") against a real streaming replica of the local PostgreSQL
- * (test/helpers/replica.ts): the records of completed scans are read there, pinned to the latest scan the primary
- * names, while access, keys, sessions and quota stay on the primary. With replay paused, a freshly imported scan is
- * served from the primary as soon as its notification arrives — every answer is the old scan or the new one, never a
- * mix and never a 5xx, and never the old one again — the replica never shows part of a scan, and once it has
+ * Read replicas (docs/adr/0037-read-replica-for-completed-scans.md) against a real streaming replica of the local
+ * PostgreSQL (test/helpers/replica.ts): the records of completed scans are read there, pinned to the latest scan the
+ * primary names, while access, keys, sessions and quota stay on the primary. With replay paused, a freshly imported
+ * scan is served from the primary as soon as its notification arrives — every answer is the old scan or the new one,
+ * never a mix and never a 5xx, and never the old one again — the replica never shows part of a scan, and once it has
  * replayed it serves the new scan, byte for byte as the primary did. A replica that stops only moves reads to the
  * primary. The service runs with production bounds (org state trusted for a minute, keys for 5 s), so every change
  * reaches it through the primary's notifications.

@@ -1,5 +1,5 @@
 /**
- * A database that drops its connections mid-traffic (docs/decisions.md "Faults"): every answer is a
+ * A database that drops its connections mid-traffic (docs/adr/0013-postgres-js-patches.md): every answer is a
  * 200 or a clear 5xx in the error envelope, the server process keeps serving, and failed requests are not
  * counted. The server runs as its own process (`orgscan serve`), as in production. Needs a PostgreSQL server
  * (connections are terminated from a second session). And the driver fault behind the one flaky outcome of that test,
