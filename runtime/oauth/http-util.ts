@@ -35,8 +35,8 @@ export function sendOAuthError(res: ServerResponse, e: OAuthError): void {
 
 /**
  * A failure no handler answered (`toApiError`'s classification of it), as the authorization server answers: the
- * database unreachable is 503 `temporarily_unavailable` with Retry-After (RFC 6749 §4.1.2.1, §5.2), a fault 500
- * `server_error`, a value the database refused 400 `invalid_request`. `page`: a browser's request, answered with a page
+ * database unreachable is 503 with Retry-After and `temporarily_unavailable` (RFC 6749 §4.1.2.1's code for it, used at
+ * every endpoint), a fault 500 `server_error`, a value the database refused 400 `invalid_request`. `page`: a browser's request, answered with a page
  * of the same status. Never the cause's text.
  */
 export function sendFailure(res: ServerResponse, err: ApiError, page: boolean): void {

@@ -9,6 +9,7 @@
  */
 import { t } from '../helpers/file-test.ts'
 import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { basic } from '../helpers/service.ts'
 import { spawnServer } from '../helpers/server-process.ts'
 import { createFreshPostgresDatabase } from '../helpers/test-db.ts'
@@ -41,9 +42,11 @@ t.test('a database whose backends are all terminated every 3 s: 503s with Retry-
   const orgs = seed.orgs.filter((o) => o.accountId === large.accountId && o.scans > 0).map((o) => o.salesforceId)
   const user = seed.users.find((u) => u.accountId === large.accountId && u.orgs.length > 0)!
   await updateAccount(sql, large.accountId, { dailyLimit: 1_000_000, monthlyLimit: 10_000_000 })
-  const auth = basic(...keyOf(await createKey(sql, pepper, large.accountId)))
-  const userAuth = basic(...keyOf(await createKey(sql, pepper, large.accountId, { userId: user.id })))
-  // Keys never used before: each one's first request looks it up in the database.
+  const key = await createKey(sql, pepper, large.accountId)
+  const auth = basic(key.keyId, key.secret)
+  const userKey = await createKey(sql, pepper, large.accountId, { userId: user.id })
+  const userAuth = basic(userKey.keyId, userKey.secret)
+  // Keys the server has not seen (or not within its key cache's 5 s): each one's request looks it up in the database.
   const fresh = await Promise.all(Array.from({ length: 150 }, () => createKey(sql, pepper, large.accountId)))
   let nextFresh = 0
   const freshAuth = () => {
@@ -233,6 +236,10 @@ const TRANSACTIONS_UNDER_TERMINATION = `
 t.test('transactions whose backends are terminated fail with a connection error; the process lives (postgres.js patch e, scripts/postinstall.js)', { skip: PG ? false : 'needs TEST_DATABASE_URL (PostgreSQL)' }, async (t) => {
   // Unpatched, a transaction's next statement or its rollback on a connection whose socket was gone threw from a
   // setImmediate callback, which no caller can catch: the process exited (porsager/postgres#1154, #1208).
+  for (const copy of ['src', 'cjs/src']) {
+    const text = readFileSync(new URL(`node_modules/postgres/${copy}/connection.js`, `file://${ROOT}`), 'utf8')
+    t.ok(text.includes('/* orgscan: a write without a socket fails what the connection holds */'), `the installed postgres.js (${copy}) carries patch e (node scripts/postinstall.js applies it)`)
+  }
   const db = await createFreshPostgresDatabase(PG!)
   t.teardown(() => db.drop())
   const child = spawn(process.execPath, ['--input-type=module', '-e', TRANSACTIONS_UNDER_TERMINATION], { cwd: ROOT, env: { ...process.env, DATABASE_URL: db.databaseUrl }, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -247,7 +254,3 @@ t.test('transactions whose backends are terminated fail with a connection error;
   t.ok(Object.keys(outcomes).some((o) => o !== 'ok'), 'some transactions lost their backend')
   t.equal(after, 3, 'and the pool runs transactions again')
 })
-
-function keyOf(k: { keyId: string; secret: string }): [string, string] {
-  return [k.keyId, k.secret]
-}
