@@ -1,8 +1,10 @@
 /**
  * The one error registry of orgscan: a closed union of string codes grouped by
  * pipeline stage, one class, and one code → HTTP status / MCP code table. Every failure a client can
- * see is an `ApiError`; anything else is a server fault and renders as `internal_error` without detail.
+ * see is an `ApiError`; anything else is turned into one by `toApiError` — a database failure as its classification
+ * says (runtime/db/errors.ts), any other fault as `internal_error` without detail.
  */
+import { dbFailure } from './db/errors.ts'
 
 /** Every code a client can receive, grouped by the stage that raises it. */
 export const ERROR_CODES = {
@@ -38,8 +40,9 @@ export const ERROR_CODES = {
   headers_too_large: { status: 431, title: 'Request Header Fields Too Large', mcp: 'bad_filter' },
   // server faults
   internal_error: { status: 500, title: 'Internal Server Error', mcp: 'server_error' },
-  service_unavailable: { status: 503, title: 'Service Unavailable', mcp: 'server_error' },
-} as const satisfies Record<string, { status: number; title: string; mcp: McpErrorCode }>
+  // the database unreachable, or busy: retried after `retryAfterSeconds` unless the error names its own wait
+  service_unavailable: { status: 503, title: 'Service Unavailable', mcp: 'server_error', retryAfterSeconds: 1 },
+} as const satisfies Record<string, { status: number; title: string; mcp: McpErrorCode; retryAfterSeconds?: number }>
 
 /**
  * The closed set of `structuredContent.error` codes of failed MCP tool calls. `bad_filter` is MCP's one code for a
@@ -81,9 +84,11 @@ export class ApiError extends Error {
     super(detail)
     this.name = 'ApiError'
     this.code = code
-    this.status = ERROR_CODES[code].status
-    this.title = ERROR_CODES[code].title
-    this.extras = extras
+    const entry: { status: number; title: string; retryAfterSeconds?: number } = ERROR_CODES[code]
+    this.status = entry.status
+    this.title = entry.title
+    // A code with a wait of its own (a 503) always carries one, so that every surface's renderer sends Retry-After.
+    this.extras = entry.retryAfterSeconds !== undefined && extras.retryAfterSeconds === undefined ? { ...extras, retryAfterSeconds: entry.retryAfterSeconds } : extras
   }
 }
 
@@ -102,10 +107,19 @@ export function isApiError(e: unknown): e is ApiError {
   return e instanceof ApiError
 }
 
-/** Turns anything thrown into an ApiError; unknown errors become a detail-free internal_error. */
-export function toApiError(e: unknown): ApiError {
+/**
+ * Turns anything thrown into an ApiError: the one path from a failure to an answer, for every surface (REST, MCP's
+ * JSON-RPC errors and tool results, OAuth). A database or driver error becomes what its classification says
+ * (runtime/db/errors.ts `dbFailure`: a lost or refused connection is a retryable 503); anything else a detail-free
+ * internal_error. The failure stays on the result as `cause` (never in the answer), for whoever logs it. `hasFilter`:
+ * the request had a filter, so a value the database rejected came from it.
+ */
+export function toApiError(e: unknown, hasFilter = false): ApiError {
   if (e instanceof ApiError) return e
-  return new ApiError('internal_error', 'The server failed to process the request.')
+  const db = dbFailure(e, hasFilter)
+  const err = db ? new ApiError(db.code, db.detail, db.extras) : new ApiError('internal_error', 'The server failed to process the request.')
+  err.cause = e
+  return err
 }
 
 /** The REST error envelope (docs/contract.md §7 fixes status/title/detail for 429). */
@@ -139,5 +153,5 @@ export const ERROR_HELP: Record<ErrorCode, { meaning: string; remedy: string }> 
   expectation_failed: { meaning: 'An `Expect` header other than `100-continue`.', remedy: 'Remove the header.' },
   headers_too_large: { meaning: 'The request head (the URL and the headers) exceeds 20 KB.', remedy: 'Send smaller headers.' },
   internal_error: { meaning: 'An unexpected server fault; nothing about it is disclosed; the unit is given back.', remedy: 'Retry later; report it if it persists.' },
-  service_unavailable: { meaning: 'The database is unreachable or the request timed out waiting for it; the unit is given back.', remedy: 'Retry after a short wait.' },
+  service_unavailable: { meaning: 'The database is unreachable for the moment (a connection lost, refused or shut down, too many clients) or the request timed out waiting for it; the unit is given back.', remedy: 'Retry after `Retry-After` seconds (MCP: the tool result is `server_error` with `retryable: true`).' },
 }

@@ -3,7 +3,7 @@
  * quota happen before this; rendering after it, per surface.
  */
 import type postgres from 'postgres'
-import { ApiError } from './errors.ts'
+import { ApiError, toApiError } from './errors.ts'
 import type { Principal } from './auth/principal.ts'
 import type { CompiledResource } from './registry.ts'
 import { createHash } from 'node:crypto'
@@ -14,7 +14,7 @@ import type { ReplicaReads } from './db/replica.ts'
 import { getStatement, listStatement, orgAccessStatement, type ResultRow, type Scope, type Statement } from './statements.ts'
 import type { PreparedShapes } from './db/prepared-shapes.ts'
 import { normalizeOrgId } from './org-id.ts'
-import { classifyDbError, errorCode } from './db/errors.ts'
+import { errorCode } from './db/errors.ts'
 import { withDeadline } from './db/deadline.ts'
 import { Answer } from './answer.ts'
 
@@ -134,7 +134,7 @@ async function run<T>(db: ReadDb, st: Statement, hasFilter: boolean, raw = false
   try {
     return await query<T>(db, st, db.sql, raw)
   } catch (e) {
-    throw classifyDbError(e, hasFilter)
+    throw toApiError(e, hasFilter)
   }
 }
 
@@ -249,7 +249,7 @@ async function runRead(db: ReadDb, state: OrgState | undefined, build: (pin?: st
       }
       replica.behind()
     } catch (e) {
-      const error = classifyDbError(e, hasFilter)
+      const error = toApiError(e, hasFilter)
       if (error.status < 500) throw error
       replica.failed(error.status === 503, errorCode(e) || error.code)
     }

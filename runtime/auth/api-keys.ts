@@ -14,7 +14,6 @@ import { createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type postgres from 'postgres'
 import { unauthorized } from '../errors.ts'
 import { withDeadline } from '../db/deadline.ts'
-import { classifyDbError } from '../db/errors.ts'
 import type { Principal } from './principal.ts'
 import { shared } from '../single-flight.ts'
 
@@ -254,9 +253,7 @@ export class ApiKeyAuthenticator {
     const rows = await withDeadline(this.sql<{ secret_hash: Buffer; account_id: string; user_id: string | null; revoked: boolean; ems: boolean }[]>`
       SELECT k.secret_hash, k.account_id::text AS account_id, k.user_id::text AS user_id, k.revoked_at IS NOT NULL AS revoked,
         a.enhanced_mcp_security AS ems
-      FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = ${keyId}`).catch((e) => {
-      throw classifyDbError(e, false)
-    })
+      FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = ${keyId}`)
     const r = rows[0]
     const entry = r ? { hash: Buffer.from(r.secret_hash), accountId: r.account_id, userId: r.user_id, revoked: r.revoked, enhancedMcp: r.ems, at: now } : undefined
     if (this.cacheMs > 0) {

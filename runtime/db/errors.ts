@@ -2,12 +2,14 @@
  * The one place that knows database error codes: SQLSTATEs from PostgreSQL and the connection codes of
  * postgres.js and node's sockets. Callers ask these predicates, never compare codes themselves.
  *
- * In responses (docs/adr/0014-database-errors-in-responses.md): a value PostgreSQL rejects while
- * processing a client's input is a 400 with a safe classification hint (the SQLSTATE, never SQL text); a
- * statement cancelled by `statement_timeout` is a 400 too (the request's own cost: charged, not refunded);
- * an unreachable database is a 503; everything else is a 500.
+ * In responses (docs/adr/0014-database-errors-in-responses.md, docs/adr/0110-database-errors.md): a value PostgreSQL rejects while processing a client's input is a
+ * 400 with a safe classification hint (the SQLSTATE, never SQL text); a statement cancelled by `statement_timeout` is a
+ * 400 too (the request's own cost: charged, not refunded); an unreachable database (a connection lost, refused or
+ * shut down, or too many connections) is a 503 the client retries; everything else is a 500. `dbFailure` says which;
+ * `toApiError` (runtime/errors.ts), which every surface renders its errors through, applies it, so no call site has
+ * to remember to.
  */
-import { ApiError } from '../errors.ts'
+import type { ErrorCode, ErrorExtras } from '../errors.ts'
 
 /** Data exceptions caused by client input, with the hint a response may carry. */
 const DATA_EXCEPTIONS: Record<string, string> = {
@@ -69,22 +71,35 @@ export function isStatementTimeout(e: unknown): boolean {
   return errorCode(e) === QUERY_CANCELED
 }
 
-/** Maps a failure of a request's query to the error its response shows. */
-export function classifyDbError(e: unknown, hasFilter: boolean): ApiError {
-  if (e instanceof ApiError) return e
+/**
+ * The database is unreachable for now: a connection failure, a connection that could not be made, or a server refusing
+ * more clients (too_many_connections). A client retries shortly; no request was at fault.
+ */
+export function isUnavailable(e: unknown): boolean {
+  return isConnectionFailure(e) || isNotSent(e) || errorCode(e) === TOO_MANY_CONNECTIONS
+}
+
+/** How a database failure shows in an answer: the error registry's code, its detail and extras. */
+export interface DbFailure {
+  code: ErrorCode
+  detail: string
+  extras: ErrorExtras
+}
+
+/**
+ * What a failure of a database call shows a client, or undefined for anything that is not one of the database
+ * failures a client is told about (a server fault: `internal_error`). `hasFilter`: the request had a filter, so a value
+ * the server rejected came from it.
+ */
+export function dbFailure(e: unknown, hasFilter = false): DbFailure | undefined {
   const code = errorCode(e)
   const hint = DATA_EXCEPTIONS[code]
   if (hint) {
-    return new ApiError(hasFilter ? 'invalid_filter_value' : 'invalid_parameter', `A value in the request could not be processed (${hint}, SQLSTATE ${code}).`, hasFilter ? { parameter: 'filter' } : {})
+    return { code: hasFilter ? 'invalid_filter_value' : 'invalid_parameter', detail: `A value in the request could not be processed (${hint}, SQLSTATE ${code}).`, extras: hasFilter ? { parameter: 'filter' } : {} }
   }
   if (isStatementTimeout(e)) {
-    return new ApiError('query_too_expensive', 'The request took too long to evaluate and was cancelled; narrow the filter or the page.', hasFilter ? { parameter: 'filter' } : {})
+    return { code: 'query_too_expensive', detail: 'The request took too long to evaluate and was cancelled; narrow the filter or the page.', extras: hasFilter ? { parameter: 'filter' } : {} }
   }
-  if (isConnectionFailure(e) || isNotSent(e) || code === TOO_MANY_CONNECTIONS) {
-    return new ApiError('service_unavailable', 'The database is temporarily unavailable; retry shortly.')
-  }
-  // The cause stays on the error (never in the answer) so that whoever handles it logs what failed.
-  const fault = new ApiError('internal_error', 'The server failed to process the request.')
-  fault.cause = e
-  return fault
+  if (isUnavailable(e)) return { code: 'service_unavailable', detail: 'The database is temporarily unavailable; retry shortly.', extras: {} }
+  return undefined
 }

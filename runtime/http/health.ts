@@ -13,6 +13,7 @@ import FindMyWay, { type HTTPVersion } from 'find-my-way'
 import type postgres from 'postgres'
 import { listMigrations } from '../db/migrate.ts'
 import { raceDeadline } from '../db/deadline.ts'
+import { isUnavailable } from '../db/errors.ts'
 import { sendJson } from './respond.ts'
 import type { Routes } from './server.ts'
 import type { ReplicaStatus } from '../db/replica.ts'
@@ -37,7 +38,8 @@ async function problems(d: HealthDeps): Promise<string[]> {
     })
     if (rows[0].v < LATEST) reasons.push(`migrations not current (database at ${rows[0].v}, this build needs ${LATEST})`)
   } catch (e) {
-    reasons.push(e instanceof Error && e.message.startsWith('the database did not') ? e.message : 'the database is unreachable')
+    // Classified as every answer's database failure is (runtime/db/errors.ts), never with the driver's text.
+    reasons.push(e instanceof Error && e.message.startsWith('the database did not') ? e.message : isUnavailable(e) ? 'the database is unreachable' : 'the database check failed')
   }
   return reasons
 }

@@ -18,12 +18,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way'
 import { classifyInboundRequest, createMcpHandler, isInitializeRequest, isJsonContentType, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/server'
 import { toApiError } from '../errors.ts'
-import { classifyDbError } from '../db/errors.ts'
 import { authorizationOf } from '../auth/authenticate.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { ServiceContext } from '../service-context.ts'
 import { versionState } from '../versions/state.ts'
-import { readBody, RPC, sendRpcError, sendWebResponse, toWebRequest } from './http-io.ts'
+import { readBody, RPC, sendRpcApiError, sendRpcError, sendWebResponse, toWebRequest } from './http-io.ts'
 import { refuseHostOrOrigin } from './origin.ts'
 import { authInfoOf, callTool, createMcpServer, type McpCatalog, type McpServerDeps } from './server.ts'
 import type { McpTool } from './resource-tools.ts'
@@ -170,7 +169,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
         return undefined
       }
       const challenge: Record<string, string> = err.status === 401 ? { 'WWW-Authenticate': ctx.challenge('mcp', authorization) } : {}
-      sendRpcError(res, err.status, RPC.serverError, err.message, { id, headers: { ...headers, ...(err.extras.headers ?? {}), ...challenge }, data: { status: err.status, code: err.code } })
+      sendRpcApiError(res, err, { id, headers: { ...headers, ...challenge } })
       return undefined
     }
   }
@@ -322,15 +321,11 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     const seen: { id?: RpcId } = {}
     const work = req.method === 'DELETE' ? del(req, res, headers, life.version) : post(req, res, headers, life.version, seen)
     work.catch((e: unknown) => {
-      // A refusal with a status of its own (the database busy or down: 503) keeps it; anything else is a 500.
-      const err = classifyDbError(e, false)
-      if (err.status !== 500) {
-        log.warn({ msg: `mcp: request answered ${err.status}`, code: err.code, err: err.message })
-        const retry: Record<string, string> = err.status === 503 ? { 'Retry-After': String(err.extras.retryAfterSeconds ?? 1) } : {}
-        return sendRpcError(res, err.status, RPC.serverError, err.message, { id: seen.id, headers: { ...headers, ...retry }, data: { status: err.status, code: err.code } })
-      }
-      log.error({ msg: 'mcp: request failed', err: e })
-      sendRpcError(res, 500, -32603, 'Internal error.', { id: seen.id, headers })
+      // A refusal with a status of its own (the database down or busy: 503 with Retry-After) keeps it; a fault is a 500.
+      const err = toApiError(e)
+      if (err.status === 500) log.error({ msg: 'mcp: request failed', err: err.cause ?? e })
+      else log.warn({ msg: `mcp: request answered ${err.status}`, code: err.code, err: err.cause ?? err.message })
+      sendRpcApiError(res, err, { id: seen.id, headers })
     })
   }
 

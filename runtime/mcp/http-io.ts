@@ -5,15 +5,29 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import { bodyCutBy } from '../http/body-cut.ts'
+import type { ApiError } from '../errors.ts'
 
 /** JSON-RPC error codes used outside the SDK (the SDK's own errors keep theirs). */
-export const RPC = { parseError: -32700, invalidRequest: -32600, serverError: -32000, sessionNotFound: -32001 } as const
+export const RPC = { parseError: -32700, invalidRequest: -32600, internalError: -32603, serverError: -32000, sessionNotFound: -32001 } as const
 
 export function sendRpcError(res: ServerResponse, status: number, code: number, message: string, extra: { id?: unknown; headers?: Record<string, string>; data?: unknown } = {}): void {
   if (res.headersSent) return
   const body = JSON.stringify({ jsonrpc: '2.0', id: extra.id ?? null, error: { code, message, ...(extra.data !== undefined ? { data: extra.data } : {}) } })
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', ...extra.headers })
   res.end(body)
+}
+
+/**
+ * A request refused or failed outside the SDK (authentication, the endpoint's last catch), as a JSON-RPC error with the
+ * error's HTTP status; `data` carries the status and the registry's code. A 503 carries Retry-After (runtime/errors.ts
+ * gives every 503 its wait), and a server fault says nothing more than "Internal error.".
+ */
+export function sendRpcApiError(res: ServerResponse, err: ApiError, extra: { id?: unknown; headers?: Record<string, string> } = {}): void {
+  const headers = { ...err.extras.headers, ...extra.headers }
+  if (err.extras.retryAfterSeconds !== undefined) headers['Retry-After'] = String(err.extras.retryAfterSeconds)
+  const data = { status: err.status, code: err.code }
+  if (err.status === 500) return sendRpcError(res, 500, RPC.internalError, 'Internal error.', { id: extra.id, headers, data })
+  sendRpcError(res, err.status, RPC.serverError, err.message, { id: extra.id, headers, data })
 }
 
 /**

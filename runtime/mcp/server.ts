@@ -14,7 +14,7 @@ import type { Metrics } from '../metrics.ts'
 import type { Clock } from '../config.ts'
 import type { VersionSource } from '../versions/state.ts'
 import type { PromptDeclaration } from '../define.ts'
-import { ApiError } from '../errors.ts'
+import { ApiError, toApiError } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { Pipeline } from '../pipeline/pipeline.ts'
@@ -199,8 +199,8 @@ export function createMcpServer(d: McpServerDeps): Server {
 
 /**
  * One `tools/call` of a tool of the catalog, for a caller: the scope check, the run (a failure is logged and answered
- * as an `internal_error` result, never thrown) and the metrics. The SDK's handler above and the endpoint's direct way
- * for plain 2025-era calls (endpoint.ts) both call it, so the two answer alike.
+ * as the error result `toApiError` classifies it as, never thrown) and the metrics. The SDK's handler above and the
+ * endpoint's direct way for plain 2025-era calls (endpoint.ts) both call it, so the two answer alike.
  */
 export async function callTool(d: McpServerDeps, tool: McpTool, args: unknown, principal: Principal, rawJson: RawJson | undefined): Promise<CallToolResult> {
   const name = tool.definition.name
@@ -212,8 +212,10 @@ export async function callTool(d: McpServerDeps, tool: McpTool, args: unknown, p
   try {
     result = await tool.run(args, toolContext(d, principal, rawJson))
   } catch (e) {
-    d.log.error({ msg: 'mcp: tool failed', tool: name, err: e })
-    result = errorResult(new ApiError('internal_error', 'The server failed to run the tool.'))
+    // An unreachable database is a retryable server_error like any fault, but says so; a fault says nothing more.
+    const err = toApiError(e)
+    d.log.error({ msg: 'mcp: tool failed', tool: name, code: err.code, err: e })
+    result = errorResult(err.status === 500 ? new ApiError('internal_error', 'The server failed to run the tool.') : err)
   }
   d.metrics?.toolCall(name, result.isError ? String((result.structuredContent as { error?: unknown } | undefined)?.error ?? 'error') : undefined)
   return result

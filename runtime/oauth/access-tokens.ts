@@ -13,7 +13,6 @@ import { randomUUID } from 'node:crypto'
 import type postgres from 'postgres'
 import type { Clock } from '../config.ts'
 import { withDeadline } from '../db/deadline.ts'
-import { classifyDbError } from '../db/errors.ts'
 import { ApiError, unauthorized } from '../errors.ts'
 import type { Principal } from '../auth/principal.ts'
 import { ALG, type SigningKeys } from './signing-keys.ts'
@@ -163,9 +162,7 @@ export class AccessTokens {
           OR EXISTS (SELECT 1 FROM oauth_revoked_families WHERE family = ${c.sid}::uuid)) AS revoked
       FROM users u JOIN accounts a ON a.id = u.account_id
       LEFT JOIN oauth_clients c ON c.client_id = ${c.client_id}
-      WHERE u.id = ${c.sub}::bigint`).catch((e) => {
-      throw classifyDbError(e, false)
-    })
+      WHERE u.id = ${c.sub}::bigint`)
     const r = rows[0]
     if (!r || r.revoked || r.client_scopes === null || r.client_revoked) throw invalidToken()
     // Issued at or before the end of the user's tokens: refused (a token of the very millisecond counts as before).

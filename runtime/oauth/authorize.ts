@@ -22,6 +22,7 @@ import { REQUEST_TTL_MS, type AuthRequest } from './grants.ts'
 import { cookie, OAuthError, queryOf, readForm, redirect, sendOAuthError, setCookie, withParams } from './http-util.ts'
 import { consentPage, errorPage, sendPage, signInPage } from './pages.ts'
 import { userForVerifiedEmail } from './users.ts'
+import { isUnavailable } from '../db/errors.ts'
 
 const CHALLENGE = /^[A-Za-z0-9._~-]{43,128}$/
 const REQUEST_ID = /^[A-Za-z0-9_-]{43}$/
@@ -225,6 +226,8 @@ export function authorizeHandlers(o: OAuthContext): Record<'authorize' | 'signIn
           return sendPage(res, 403, 'No access', errorPage(`${who.email} has no orgscan account, and its domain is linked to none. Ask your administrator to invite you.`))
         }
       } catch (e) {
+        // The database failing is not the identity provider's doing: answered as any such failure (503, retried).
+        if (isUnavailable(e)) throw e
         o.log.warn({ msg: 'oauth: upstream sign-in failed', err: (e as Error).message })
         await o.grants.endRequest(r.idHash)
         return sendPage(res, 502, 'Sign-in failed', errorPage('The identity provider could not confirm the sign-in. Try again.'))

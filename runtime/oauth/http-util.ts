@@ -1,6 +1,8 @@
 /** HTTP plumbing of the authorization server: bodies, JSON and OAuth error answers, redirects, cookies. */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { readBody } from '../mcp/http-io.ts'
+import type { ApiError } from '../errors.ts'
+import { errorPage, sendPage } from './pages.ts'
 
 const MAX_BODY = 16 * 1024
 
@@ -29,6 +31,22 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 
 export function sendOAuthError(res: ServerResponse, e: OAuthError): void {
   sendJson(res, e.status, { error: e.error, error_description: e.message }, e.headers)
+}
+
+/**
+ * A failure no handler answered (`toApiError`'s classification of it), as the authorization server answers: the
+ * database unreachable is 503 with Retry-After and `temporarily_unavailable` (RFC 6749 §4.1.2.1's code for it, used at
+ * every endpoint), a fault 500 `server_error`, a value the database refused 400 `invalid_request`. `page`: a browser's request, answered with a page
+ * of the same status. Never the cause's text.
+ */
+export function sendFailure(res: ServerResponse, err: ApiError, page: boolean): void {
+  const status = err.status >= 500 ? err.status : 400
+  const headers: Record<string, string> = err.extras.retryAfterSeconds !== undefined ? { 'Retry-After': String(err.extras.retryAfterSeconds) } : {}
+  const unavailable = status === 503
+  if (page) return sendPage(res, status, 'Sign-in failed', errorPage(unavailable ? 'The service is briefly unavailable. Try again in a moment.' : 'The service could not complete the sign-in. Try again in a moment.'), headers)
+  const error = unavailable ? 'temporarily_unavailable' : status >= 500 ? 'server_error' : 'invalid_request'
+  const description = unavailable ? 'The service is temporarily unavailable; retry shortly.' : status >= 500 ? 'The service could not process the request.' : err.message
+  sendJson(res, status, { error, error_description: description }, headers)
 }
 
 /** The parameters of an `application/x-www-form-urlencoded` POST body; a parameter given twice is an error. */

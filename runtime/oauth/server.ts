@@ -17,7 +17,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import FindMyWay, { type HTTPVersion } from 'find-my-way'
 import type postgres from 'postgres'
 import type { Clock, OAuthConfig } from '../config.ts'
-import { isConnectionFailure } from '../db/errors.ts'
+import { toApiError } from '../errors.ts'
 import type { Routes } from '../http/server.ts'
 import type { Logger } from '../log.ts'
 import type { Surface } from '../plan.ts'
@@ -28,9 +28,8 @@ import { AccessTokens } from './access-tokens.ts'
 import { authorizeHandlers } from './authorize.ts'
 import type { OAuthContext, OAuthUrls } from './context.ts'
 import { Grants } from './grants.ts'
-import { sendJson } from './http-util.ts'
+import { sendFailure } from './http-util.ts'
 import { metadataHandlers } from './metadata.ts'
-import { errorPage, sendPage } from './pages.ts'
 import { SigningKeys } from './signing-keys.ts'
 import { tokenHandlers } from './token.ts'
 import { Upstream } from './upstream.ts'
@@ -91,17 +90,18 @@ export function createOAuthServer(d: OAuthServerDeps): OAuthServer {
     onRevoke: (what) => tokens.forget(what),
   }
 
-  /** Unexpected failures: 503 when the database is unreachable, else 500; never a stack or SQL text. */
+  /**
+   * Failures no handler answered, classified as on every surface (`toApiError`): 503 with Retry-After when the database
+   * is unreachable, else 500; never a stack or SQL text. The cause is logged (identical ones at most every few seconds).
+   */
   const guarded = (h: Handler, page: boolean): Handler => async (req, res) => {
     try {
       await h(req, res)
     } catch (e) {
-      const down = isConnectionFailure(e)
-      if (!down) d.log.error({ msg: 'oauth: request failed', err: e })
+      const err = toApiError(e)
+      if (err.status >= 500) d.log.error({ msg: 'oauth: request failed', code: err.code, err: err.cause ?? e })
       if (res.headersSent) return void res.destroy()
-      const status = down ? 503 : 500
-      if (page) return sendPage(res, status, 'Sign-in failed', errorPage('The service could not complete the sign-in. Try again in a moment.'))
-      sendJson(res, status, { error: down ? 'temporarily_unavailable' : 'server_error', error_description: 'The service could not process the request.' }, down ? { 'Retry-After': '1' } : {})
+      sendFailure(res, err, page)
     }
   }
 

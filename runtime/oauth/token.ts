@@ -25,6 +25,7 @@ import { findClient, secretMatches, type OAuthClient } from './clients.ts'
 import { requestedScopes, resolveResource, type OAuthContext } from './context.ts'
 import { s256, safeEqual } from './crypto.ts'
 import { OAuthError, readForm, sendJson, sendOAuthError } from './http-util.ts'
+import { ApiError } from '../errors.ts'
 
 const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange'
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
@@ -32,6 +33,12 @@ const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token'
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
+
+/** A token refused as invalid (401) is no token; any other failure (the database unreachable) fails the request. */
+function noToken(e: unknown): undefined {
+  if (e instanceof ApiError && e.status === 401) return undefined
+  throw e
+}
 
 function basicCredentials(header: string | undefined): { id: string; secret: string } | undefined {
   if (!header || !/^basic /i.test(header)) return undefined
@@ -160,8 +167,8 @@ export function tokenHandlers(o: OAuthContext): { token: Handler; revoke: Handle
     let within: readonly string[] = client.scopes
     if (type === ACCESS_TOKEN_TYPE) {
       const urls = o.urls()
-      const claims = await o.tokens.claims(subject, urls.mcpResource).catch(() => o.tokens.claims(subject, urls.restResource)).catch(() => undefined)
-      const principal = claims && (await o.tokens.authenticate(subject, claims.aud === urls.mcpResource ? urls.mcpResource : urls.restResource).catch(() => undefined))
+      const claims = await o.tokens.claims(subject, urls.mcpResource).catch(() => o.tokens.claims(subject, urls.restResource)).catch(noToken)
+      const principal = claims && (await o.tokens.authenticate(subject, claims.aud === urls.mcpResource ? urls.mcpResource : urls.restResource).catch(noToken))
       userId = principal?.userId ?? undefined
       if (claims && principal) {
         // Exchanging its own token again and again would be a refresh token by another name, which exchange does not give.
@@ -222,7 +229,7 @@ export function tokenHandlers(o: OAuthContext): { token: Handler; revoke: Handle
         }
         if (!family && token.includes('.')) {
           const urls = o.urls()
-          const claims = await o.tokens.claims(token, urls.mcpResource).catch(() => o.tokens.claims(token, urls.restResource)).catch(() => undefined)
+          const claims = await o.tokens.claims(token, urls.mcpResource).catch(() => o.tokens.claims(token, urls.restResource)).catch(noToken)
           if (claims && claims.client_id === client.clientId) {
             await o.grants.revokeAccessToken(claims.jti, (claims.exp ?? 0) * 1000)
             o.onRevoke({ jti: claims.jti })

@@ -163,7 +163,12 @@ export function createPipeline(d: PipelineDeps): Pipeline {
 
   return {
     async authenticate(authorization, client, surface, version) {
-      const p = await d.authenticate(authorization, client, surface)
+      let p
+      try {
+        p = await d.authenticate(authorization, client, surface)
+      } catch (e) {
+        throw failure(e, 'authentication')
+      }
       if (version !== undefined) d.usage?.record(p, surface, version)
       return p
     },

@@ -1,10 +1,11 @@
 /**
  * Database error classification (runtime/db/errors.ts) as a table: each code, what every predicate says
- * about it, and the API error a response shows. Plus a real `statement_timeout` on the test database.
+ * about it, and the API error a response shows (`toApiError`, the one path every surface renders errors through).
+ * Plus a real `statement_timeout` on the test database.
  */
 import { t } from '../helpers/file-test.ts'
-import { classifyDbError, errorCode, isConnectionFailure, isNotSent, isRetryableTransaction, isStatementTimeout } from '../../runtime/db/errors.ts'
-import { ApiError, ERROR_CODES } from '../../runtime/errors.ts'
+import { errorCode, isConnectionFailure, isNotSent, isRetryableTransaction, isStatementTimeout } from '../../runtime/db/errors.ts'
+import { ApiError, ERROR_CODES, toApiError } from '../../runtime/errors.ts'
 import { openDatabase } from '../../runtime/db/connect.ts'
 import { createFreshPostgresDatabase } from '../helpers/test-db.ts'
 
@@ -60,7 +61,7 @@ t.test('each code: predicates and response', async (t) => {
   for (const [code, connectionFailure, notSent, retryable, statementTimeout, response] of TABLE) {
     const e = Object.assign(new Error('driver message'), { code })
     t.same(
-      { code: errorCode(e), connectionFailure: isConnectionFailure(e), notSent: isNotSent(e), retryable: isRetryableTransaction(e), statementTimeout: isStatementTimeout(e), response: classifyDbError(e, false).code },
+      { code: errorCode(e), connectionFailure: isConnectionFailure(e), notSent: isNotSent(e), retryable: isRetryableTransaction(e), statementTimeout: isStatementTimeout(e), response: toApiError(e, false).code },
       { code, connectionFailure, notSent, retryable, statementTimeout, response },
       code || '(no code)',
     )
@@ -71,26 +72,26 @@ t.test('what has no code', async (t) => {
   for (const e of [undefined, null, 'text', 42, new Error('boom'), { code: undefined }]) {
     t.equal(errorCode(e), '')
     t.notOk(isConnectionFailure(e) || isNotSent(e) || isRetryableTransaction(e) || isStatementTimeout(e))
-    t.equal(classifyDbError(e, true).code, 'internal_error')
+    t.equal(toApiError(e, true).code, 'internal_error')
   }
 })
 
 t.test('responses never carry the driver message', async (t) => {
-  const data = classifyDbError(Object.assign(new Error('SELECT secret'), { code: '22P02' }), true)
+  const data = toApiError(Object.assign(new Error('SELECT secret'), { code: '22P02' }), true)
   t.equal(data.code, 'invalid_filter_value', 'a data exception in a filtered request points at the filter')
   t.same(data.extras, { parameter: 'filter' })
   t.match(data.message, /SQLSTATE 22P02/)
-  const timeout = classifyDbError(Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }), true)
+  const timeout = toApiError(Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }), true)
   t.equal(timeout.status, 400)
   t.same(ERROR_CODES.query_too_expensive, { status: 400, title: 'Bad Request', mcp: 'bad_filter' })
   t.match(timeout.message, /took too long to evaluate and was cancelled/)
   t.same(timeout.extras, { parameter: 'filter' }, 'a filtered request that ran too long points at the filter')
-  t.same(classifyDbError(Object.assign(new Error('x'), { code: '57014' }), false).extras, {}, 'an unfiltered one at nothing')
-  for (const e of [data, timeout, classifyDbError({ code: 'ECONNRESET' }, false), classifyDbError({ code: '42P01' }, false)]) {
+  t.same(toApiError(Object.assign(new Error('x'), { code: '57014' }), false).extras, {}, 'an unfiltered one at nothing')
+  for (const e of [data, timeout, toApiError({ code: 'ECONNRESET' }, false), toApiError({ code: '42P01' }, false)]) {
     t.notMatch(e.message, /SELECT|secret|canceling|driver/)
   }
   const api = new ApiError('not_found', 'x')
-  t.equal(classifyDbError(api, false), api, 'an ApiError passes through')
+  t.equal(toApiError(api, false), api, 'an ApiError passes through')
 })
 
 const PG = process.env.TEST_DATABASE_URL
@@ -107,5 +108,5 @@ t.test('a real statement_timeout is classified as query_too_expensive', { skip: 
     })
     .then(() => undefined, (e: unknown) => e)
   t.ok(isStatementTimeout(err), `SQLSTATE ${errorCode(err)}`)
-  t.equal(classifyDbError(err, false).code, 'query_too_expensive')
+  t.equal(toApiError(err, false).code, 'query_too_expensive')
 })
