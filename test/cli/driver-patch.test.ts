@@ -20,9 +20,19 @@ const patchPackage = join(root, 'node_modules/patch-package/index.js')
 const PATCHED = ['src/connection.js', 'src/queue.js', 'cjs/src/connection.js', 'cjs/src/queue.js']
 const read = (dir: string, rel: string) => readFileSync(join(dir, 'node_modules/postgres', rel), 'utf8')
 
-/** patch-package as `npm install` runs it (package.json "postinstall"), in `dir`. */
+// Not as on CI, where patch-package fails on a patch that does not apply even without --error-on-fail.
+const env: NodeJS.ProcessEnv = { ...process.env, FORCE_COLOR: '0' }
+delete env.CI
+
+/** patch-package with `args`, in `dir`. */
 function patchPackageIn(dir: string, ...args: string[]) {
-  const r = spawnSync(process.execPath, [patchPackage, ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, CI: '1', FORCE_COLOR: '0' } })
+  const r = spawnSync(process.execPath, [patchPackage, ...args], { cwd: dir, encoding: 'utf8', env })
+  return { status: r.status, output: r.stdout + r.stderr }
+}
+
+/** What `npm install` runs once the packages are in place: package.json's "postinstall", in `dir`. */
+function postinstallIn(dir: string) {
+  const r = spawnSync('npm', ['run', '--silent', 'postinstall'], { cwd: dir, encoding: 'utf8', timeout: 120_000, env })
   return { status: r.status, output: r.stdout + r.stderr }
 }
 
@@ -66,14 +76,15 @@ t.test('patch-package takes the patch off and applies it again; one that does no
   // A release whose code the patch no longer matches fails the install (patch-package --error-on-fail).
   const pristine = read(dir, 'src/connection.js')
   writeFileSync(join(dir, 'node_modules/postgres/src/connection.js'), pristine.replace('    query && queryError(query, err)\n', '    query && queryError(query, err) // changed upstream\n'))
-  const failed = patchPackageIn(dir, '--error-on-fail')
+  const failed = postinstallIn(dir)
   t.not(failed.status, 0, 'the install fails')
   t.match(failed.output, /postgres/, 'naming the package')
   writeFileSync(join(dir, 'node_modules/postgres/src/connection.js'), pristine)
 
-  // Applied again, the copy is the installed driver, byte for byte, and the command runs.
-  const on = patchPackageIn(dir, '--error-on-fail')
-  t.equal(on.status, 0, on.output)
+  // Installed again, the copy is the installed driver, byte for byte, and the command runs.
+  const on = postinstallIn(dir)
+  t.equal(on.status, 0, 'the install succeeds')
+  t.match(on.output, /postgres@3\.4\.9 ✔/, 'patch-package applied the patch')
   for (const rel of PATCHED) t.equal(read(dir, rel), read(root, rel), `${rel} as installed`)
   t.equal(driverPatchProblem(entry), undefined)
   const again = command(dir, ['migrate', '--json'])

@@ -3,10 +3,10 @@
  * newer than its bundle, an unpatched driver) without touching the checkout that other tests run. The command —
  * bin/, scripts/, dist/, package.json — is copied with its files' times, so its bundles are as current there as here;
  * every other entry is a link to the checkout's. node_modules is a folder of links to the checkout's packages, but
- * for postgres.js, which is a copy of its own that a test may unpatch and patch again.
+ * for postgres.js, which is a copy of its own that a test may unpatch and patch again, and without tap's command.
  */
 import type { Test } from 'tap'
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, utimesSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -26,8 +26,12 @@ export function checkoutCopy(t: Test): string {
   mkdirSync(join(dir, 'node_modules'))
   for (const entry of readdirSync(join(ROOT, 'node_modules'))) {
     if (entry === 'postgres') copy(join(ROOT, 'node_modules', entry), join(dir, 'node_modules', entry))
-    else symlinkSync(join(ROOT, 'node_modules', entry), join(dir, 'node_modules', entry))
+    else if (entry !== '.bin') symlinkSync(join(ROOT, 'node_modules', entry), join(dir, 'node_modules', entry))
   }
+  // The commands, linked as npm links them, but tap's: `npm run postinstall` there must never rebuild the checkout's tap.
+  mkdirSync(join(dir, 'node_modules/.bin'))
+  for (const bin of readdirSync(join(ROOT, 'node_modules/.bin')))
+    if (bin !== 'tap') symlinkSync(readlinkSync(join(ROOT, 'node_modules/.bin', bin)), join(dir, 'node_modules/.bin', bin))
   return dir
 }
 
