@@ -1,14 +1,17 @@
-// The `orgscan` command as one plain-JavaScript module: dist/orgscan.mjs, bundled from bin/cli/main.ts and everything it
+// The `orgscan` command as plain-JavaScript modules: dist/orgscan.mjs, bundled from bin/cli/main.ts and everything it
 // imports (the packages in node_modules stay imports, except those in BUNDLED), so that a served process runs
-// compiled code instead of loading tsx. tsx costs a running server about 45 MB of resident memory (its loader thread,
-// the transformed sources, source maps) and doubles its start-up (docs/adr/0020-compiled-ascii-bundle.md). The bundle
-// is written without comments or the code's white space, and in ASCII: V8 keeps a module's source text for the life of
-// the process, at two bytes a character if one character is beyond Latin-1 (measured: 1.4 MB of heap before, 0.56 MB).
+// compiled code instead of loading tsx; and dist/help.mjs, from bin/cli/help.ts alone, so that `orgscan --help` answers
+// without loading the service and its packages. tsx costs a running server about 45 MB of resident memory (its loader
+// thread, the transformed sources, source maps) and doubles its start-up (docs/adr/0020-compiled-ascii-bundle.md). A
+// bundle is written without comments or the code's white space, and in ASCII: V8 keeps a module's source text for the
+// life of the process, at two bytes a character if one character is beyond Latin-1 (measured: 1.4 MB of heap before,
+// 0.56 MB).
 //
-// Built by `npm install` (postinstall) and `npm run build`, and again by bin/orgscan.js whenever a source it was built
-// from, or this file, has changed since (compared by size and modification time), so an edited checkout never runs
-// stale code. The first line of the bundle records those sources; a build is written beside it and renamed into
-// place, so processes that start at once never read half a file.
+// Built by `npm install` (postinstall), `npm run build`, and tap's `before` script, each time only if a bundle is not
+// current: a source it was built from, or this file, has changed since (compared by size and modification time). The
+// command never builds: bin/orgscan.js runs a bundle only while it is current, and the sources through tsx otherwise
+// (docs/adr/0130-dependency-patches-and-built-cli.md). The first line of a bundle records those sources; a build is
+// written beside it and renamed into place, so processes that start at once never read half a file.
 //
 // Modules that find files beside themselves (`new URL('./migrations/', import.meta.url)`) keep doing so: in each source,
 // `import.meta.url` becomes that source's own address, derived from the bundle's, so the bundle may move with the
@@ -16,7 +19,7 @@
 // (`NODE_OPTIONS=--enable-source-maps`).
 import { closeSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import { dirname, relative } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import { ownUrlPlugin } from './own-url.js'
 
 const MARK = '// orgscan-build '
@@ -147,33 +150,26 @@ export function createBuilder({ root, entry, out, self = SELF }) {
     }
   }
 
-  /**
-   * The bundle's URL, built first if it is missing or stale; undefined when it cannot be built (a read-only checkout,
-   * esbuild missing, a source that does not compile), in which case the caller runs the sources through tsx.
-   */
-  async function ensureBuilt() {
-    if (isCurrent()) return pathToFileURL(out)
-    try {
-      await build()
-      return pathToFileURL(out)
-    } catch {
-      return undefined
-    }
-  }
-
-  return { out, isCurrent, build, ensureBuilt }
+  return { out, isCurrent, build }
 }
 
-/** The `orgscan` command: bin/cli/main.ts into dist/orgscan.mjs. */
-export const builder = createBuilder({
-  root: fileURLToPath(new URL('../', import.meta.url)),
-  entry: 'bin/cli/main.ts',
-  out: fileURLToPath(new URL('../dist/orgscan.mjs', import.meta.url)),
-})
+const ROOT = fileURLToPath(new URL('../', import.meta.url))
 
-// `node scripts/build.js`: build now and say so.
+/** The `orgscan` command: bin/cli/main.ts into dist/orgscan.mjs. */
+export const builder = createBuilder({ root: ROOT, entry: 'bin/cli/main.ts', out: `${ROOT}dist/orgscan.mjs` })
+/** Its help texts alone: bin/cli/help.ts into dist/help.mjs, which answers `orgscan --help`. */
+export const helpBuilder = createBuilder({ root: ROOT, entry: 'bin/cli/help.ts', out: `${ROOT}dist/help.mjs` })
+
+/** Builds the command's bundles that are not current; resolves with the paths of those built (relative to the root). */
+export async function buildStale() {
+  const stale = [builder, helpBuilder].filter((b) => !b.isCurrent())
+  await Promise.all(stale.map((b) => b.build()))
+  return stale.map((b) => relative(ROOT, b.out))
+}
+
+// `node scripts/build.js`: build both now and say so.
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const t0 = Date.now()
-  await builder.build()
-  process.stdout.write(`built ${relative(process.cwd(), builder.out)} in ${Date.now() - t0} ms\n`)
+  await Promise.all([builder.build(), helpBuilder.build()])
+  process.stdout.write(`built ${relative(process.cwd(), builder.out)} and ${relative(process.cwd(), helpBuilder.out)} in ${Date.now() - t0} ms\n`)
 }

@@ -80,6 +80,17 @@ Environment: DATABASE_URL, ORGSCAN_DATA_DIR (default ./data), PORT, ORGSCAN_PEPP
   keys: 'Usage:\n  orgscan keys create --account ID [--name N] [--json]\n  orgscan keys list --account ID [--json]\n  orgscan keys revoke KEYID [--json]',
 }
 
+/**
+ * The help a command line asks for — `orgscan`, `--help`, `-h`, `help`, or a command with --help or -h — or undefined.
+ * bin/orgscan.js answers it from this module's own small bundle, without loading the rest of the command.
+ */
+export function helpFor(argv: string[]): string | undefined {
+  const [cmd = '', ...args] = argv
+  if (cmd === '' || cmd === '--help' || cmd === '-h' || cmd === 'help') return HELP['']
+  if (Object.hasOwn(HELP, cmd) && (args.includes('--help') || args.includes('-h'))) return HELP[cmd]
+  return undefined
+}
+
 export function table(rows: Array<Record<string, unknown>>, cols: string[]): string {
   if (rows.length === 0) return '(none)'
   const cell = (v: unknown) => (v === null || v === undefined ? '-' : Array.isArray(v) ? v.join(',') : String(v))

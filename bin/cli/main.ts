@@ -24,7 +24,7 @@ import type { ProgressSink } from '../../runtime/bundle/progress.ts'
 import { exportCommand, OutputError } from './export-command.ts'
 import { progressRenderer, type Terminal } from './progress.ts'
 import { intOption, numOption, parse, UsageError } from './args.ts'
-import { HELP, table } from './help.ts'
+import { HELP, helpFor, table } from './help.ts'
 import { PortInUseError, serve } from './serve.ts'
 import { clientsCommand, usersCommand } from './oauth-commands.ts'
 import { versionsCommand } from './versions-command.ts'
@@ -126,7 +126,8 @@ function admin(config: Config, io: CliIO, op: AdminOp, args: Record<string, unkn
 
 async function command(argv: string[], io: CliIO): Promise<void> {
   const [cmd = '', sub, ...rest] = argv
-  if (cmd === '' || cmd === '--help' || cmd === '-h' || cmd === 'help') return io.out(HELP[''])
+  const help = helpFor(argv)
+  if (help !== undefined) return io.out(help)
   if (cmd === '--version' || cmd === '-v' || cmd === 'version') {
     const { readFileSync } = await import('node:fs')
     const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
@@ -134,7 +135,6 @@ async function command(argv: string[], io: CliIO): Promise<void> {
   }
   if (!(cmd in HELP)) throw new UsageError(`Unknown command "${cmd}". Run "orgscan --help".`)
   const args = sub === undefined ? [] : [sub, ...rest]
-  if (args.includes('--help') || args.includes('-h')) return io.out(HELP[cmd])
   const config = loadConfig(io.env)
   const print = (json: boolean, value: unknown, text: () => string) => io.out(json ? JSON.stringify(value) : text())
 

@@ -18,6 +18,7 @@ import type net from 'node:net'
 import postgres from 'postgres'
 import { acquireDataDirLock, type DataDirLock } from './lock.ts'
 import { startEmbeddedHost, type EmbeddedHost } from './embedded.ts'
+import { assertDriverPatched } from './driver-check.ts'
 
 export interface OpenOptions {
   /** PostgreSQL connection URL; takes precedence over `dataDir`. */
@@ -72,6 +73,7 @@ const READ_PARAMS = { ...CONNECTION_PARAMS, plan_cache_mode: 'force_generic_plan
 const silent = () => {}
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  assertDriverPatched()
   if (opts.replicaUrl && !opts.databaseUrl) throw new Error('A replica needs a PostgreSQL primary (DATABASE_URL): the embedded database has no replicas.')
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 4, opts.readPool, opts.replicaUrl)
   if (opts.dataDir) return openEmbedded(opts.dataDir)

@@ -4,8 +4,8 @@
  * authenticated fields list without a pause for BENCH_SOAK_SECONDS (300), in turns of 10 s; each turn's throughput and
  * the process's resident memory are printed, then the last third of the turns against the first third (after the
  * first turn, which warms up). A structure that grows with every request served — postgres.js's pool queues did, by a
- * slot a query, until scripts/postinstall.js patched them (docs/adr/0013-postgres-js-patches.md) — shows as a falling
- * ratio and a rising memory; this machine's noise moves single turns by ±15 %, so read the trend, not one turn.
+ * slot a query, until postgres.js was patched (patches/README.md, docs/adr/0013-postgres-js-patches.md) — shows as a
+ * falling ratio and a rising memory; this machine's noise moves single turns by ±15 %, so read the trend, not one turn.
  *
  * Env: BENCH_DATABASE_URL (default TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test), BENCH_SOAK_SECONDS.
  */

@@ -1,8 +1,10 @@
 /**
- * The command runs compiled: scripts/build.js bundles the TypeScript sources into dist/orgscan.mjs, rebuilds it when a
- * source changes, and bin/orgscan.js runs the bundle, not the sources through tsx
- * (docs/adr/0020-compiled-ascii-bundle.md: tsx costs a served process about 45 MB). Tested on a small project of the
- * test's own, then on the checkout.
+ * The command runs compiled: scripts/build.js bundles the TypeScript sources into dist/orgscan.mjs (and the help texts
+ * into dist/help.mjs) at install, and bin/orgscan.js runs the bundles, not the sources through tsx
+ * (docs/adr/0020-compiled-ascii-bundle.md: tsx costs a served process about 45 MB). It never builds them: a bundle
+ * older than its sources is not run, the sources run through tsx instead
+ * (docs/adr/0130-dependency-patches-and-built-cli.md). Tested on a small project of the test's own, then on the
+ * checkout and on a copy of it.
  */
 import { type Test } from 'tap'
 import { t } from '../helpers/file-test.ts'
@@ -10,7 +12,9 @@ import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createBuilder, builder } from '../../scripts/build.js'
+import { pathToFileURL } from 'node:url'
+import { createBuilder, builder, helpBuilder } from '../../scripts/build.js'
+import { checkoutCopy } from '../helpers/checkout-copy.ts'
 import { createTestDatabase } from '../helpers/test-db.ts'
 import { spawnServer } from '../helpers/server-process.ts'
 
@@ -34,10 +38,10 @@ t.test('a bundle is built, runs, finds files beside its sources, and is rebuilt 
   const b = project(dir)
   t.equal(b.isCurrent(), false, 'no bundle yet: not current')
 
-  const url = await b.ensureBuilt()
-  t.ok(url, 'built')
+  await b.build()
+  const url = pathToFileURL(b.out)
   t.equal(b.isCurrent(), true, 'current once built')
-  const first = await load(url!)
+  const first = await load(url)
   t.equal(first.kind, 'compiled')
   t.equal(first.run(), 'beside the source', 'import.meta.url of a source is its own, not the bundle’s')
   const text = readFileSync(join(dir, 'dist/app.mjs'), 'utf8')
@@ -48,27 +52,27 @@ t.test('a bundle is built, runs, finds files beside its sources, and is rebuilt 
   t.same(map.sources.map((s: string) => s.replace(/^(\.\.\/)+/, '')).sort(), ['lib/note.ts', 'main.ts'])
   t.ok(map.mappings.startsWith(';'), 'the map skips the record’s line')
 
-  // An edit (new content, new time) makes it stale; ensureBuilt rebuilds and the new code runs.
+  // An edit (new content, new time) makes it stale; a build and the new code runs.
   writeFileSync(join(dir, 'lib/note.ts'), "import { readFileSync } from 'node:fs'\nexport const note = (): string => readFileSync(new URL('./note.txt', import.meta.url), 'utf8').toUpperCase()\n")
   t.equal(b.isCurrent(), false, 'an edited source makes it stale')
-  await b.ensureBuilt()
-  t.equal((await load(url!)).run(), 'BESIDE THE SOURCE', 'rebuilt from the edited source')
+  await b.build()
+  t.equal((await load(url)).run(), 'BESIDE THE SOURCE', 'rebuilt from the edited source')
 
   // Only the time changes (a checkout, a touch): stale too, by design — the size and time are what is compared.
   utimesSync(join(dir, 'main.ts'), new Date(), new Date(Date.now() + 5000))
   t.equal(b.isCurrent(), false, 'a newer modification time makes it stale')
-  await b.ensureBuilt()
+  await b.build()
   t.equal(b.isCurrent(), true)
 
-  // A source that does not compile: no bundle can be built, the caller falls back, the last good bundle stays whole.
+  // A source that does not compile: the build fails (as the install then does), the last good bundle stays whole.
   const good = readFileSync(join(dir, 'dist/app.mjs'), 'utf8')
   writeFileSync(join(dir, 'main.ts'), 'export function run( {\n')
-  t.equal(await b.ensureBuilt(), undefined, 'undefined: the caller runs the sources instead')
+  await t.rejects(b.build(), 'the build fails')
   t.equal(readFileSync(join(dir, 'dist/app.mjs'), 'utf8'), good, 'the previous bundle is untouched')
   t.same(readdirSync(join(dir, 'dist')).sort(), ['app.mjs', 'app.mjs.map'], 'no temporary file left behind')
 
   writeFileSync(join(dir, 'main.ts'), "import { note } from './lib/note.ts'\nexport const kind: string = 'compiled'\nexport function run(): string {\n  return note()\n}\n")
-  await b.ensureBuilt()
+  await b.build()
   t.equal(b.isCurrent(), true, 'rebuilt once the source compiles')
 
   // A change to the builder makes its bundles stale (a stand-in for scripts/build.js, which other tests are using).
@@ -79,7 +83,7 @@ t.test('a bundle is built, runs, finds files beside its sources, and is rebuilt 
   t.equal(withBuilder.isCurrent(), true)
   writeFileSync(self, '// version 2\n')
   t.equal(withBuilder.isCurrent(), false, 'a changed builder makes it stale')
-  await withBuilder.ensureBuilt()
+  await withBuilder.build()
   t.equal(withBuilder.isCurrent(), true, 'and it is rebuilt')
 
   // A removed source makes it stale.
@@ -98,14 +102,14 @@ t.test('the bundle moves with its project: sources’ addresses are relative to 
   t.equal((await load(new URL(`file://${join(parent, 'there/dist/app.mjs')}`))).run(), 'beside the source')
 })
 
-t.test('processes that build at once leave one whole, current bundle', async (t) => {
+t.test('processes that build at once (an install, a test run) leave one whole, current bundle', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'orgscan-build-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   project(dir)
   const script = `import { createBuilder } from ${JSON.stringify(root + 'scripts/build.js')}
 const b = createBuilder({ root: ${JSON.stringify(dir + '/')}, entry: 'main.ts', out: ${JSON.stringify(join(dir, 'dist/app.mjs'))} })
-const url = await b.ensureBuilt()
-const m = await import(url.href)
+await b.build()
+const m = await import(${JSON.stringify(pathToFileURL(join(dir, 'dist/app.mjs')).href)})
 process.stdout.write(m.run())`
   const runs = await Promise.all(
     Array.from({ length: 4 }, () => new Promise<{ code: number | null; out: string }>((resolve) => {
@@ -121,8 +125,7 @@ process.stdout.write(m.run())`
 })
 
 t.test('the checkout: the command’s bundle covers the sources it loads lazily, and bin/orgscan.js runs it, not TypeScript', async (t) => {
-  t.ok(await builder.ensureBuilt(), 'built')
-  t.equal(builder.isCurrent(), true)
+  t.equal(builder.isCurrent(), true, 'current: built at install, or by tap’s before script after an edit')
   const record = JSON.parse(readFileSync(builder.out, 'utf8').split('\n', 1)[0].replace('// orgscan-build ', ''))
   for (const source of ['bin/cli/main.ts', 'bin/cli/serve.ts', 'runtime/service.ts', 'runtime/docs/generate.ts', 'resources/index.ts'])
     t.ok(record.sources[source], `${source} is in the bundle`)
@@ -136,7 +139,59 @@ t.test('the checkout: the command’s bundle covers the sources it loads lazily,
   const cmd = hook.spawn(['bin/orgscan.js', '--version'])
   t.equal(cmd.status, 0)
   t.match(cmd.stdout, /^orgscan /)
+  t.equal(cmd.stderr, '', 'no notice: the bundle is current')
   t.same(cmd.loaded.filter((u) => u.endsWith('.ts')), [], 'the command loaded no TypeScript module')
+  t.ok(cmd.loaded.includes(pathToFileURL(builder.out).href), 'it ran dist/orgscan.mjs')
+  t.same(cmd.loaded.filter((u) => /\/node_modules\/(tsx|esbuild)\//.test(u)), [], 'neither tsx nor esbuild: nothing is compiled or built at start')
+})
+
+t.test('--help is answered by dist/help.mjs alone: not the command’s bundle, its packages, tsx or esbuild', async (t) => {
+  t.equal(helpBuilder.isCurrent(), true)
+  const hook = loadHook(t)
+  for (const args of [['--help'], ['keys', '--help'], []]) {
+    const h = hook.spawn(['bin/orgscan.js', ...args])
+    t.equal(h.status, 0, `${args.join(' ')}: exit 0`)
+    t.match(h.stdout, args[0] === 'keys' ? /^Usage:\n  orgscan keys create/ : /^orgscan — Organization Scan Data Service\n/)
+    t.equal(h.stderr, '')
+    t.ok(h.loaded.includes(pathToFileURL(helpBuilder.out).href), 'dist/help.mjs answered')
+    t.same(h.loaded.filter((u) => u.includes('/node_modules/') || u.endsWith('.ts') || u === pathToFileURL(builder.out).href), [], 'nothing else of the command, and no package')
+  }
+})
+
+t.test('the command never builds: a source edited after the build runs through tsx, after a notice, until `npm run build`', async (t) => {
+  // On a copy of the checkout, so that the bundles the other tests run stay current.
+  const dir = checkoutCopy(t)
+  const hook = loadHook(t, dir)
+  const bin = join(dir, 'bin/orgscan.js')
+  const dist = () => readdirSync(join(dir, 'dist')).sort().map((f) => `${f} ${statSync(join(dir, 'dist', f)).mtimeMs} ${readFileSync(join(dir, 'dist', f), 'utf8').length}`)
+  const control = hook.spawn([bin, '--help'])
+  t.equal(control.stderr, '', 'control: the copy’s bundles are current')
+  t.ok(control.loaded.includes(pathToFileURL(join(dir, 'dist/help.mjs')).href), 'control: it ran the copy’s dist/help.mjs')
+
+  const built = dist()
+  const help = join(dir, 'bin/cli/help.ts')
+  writeFileSync(help, readFileSync(help, 'utf8').replace('orgscan — Organization Scan Data Service', 'orgscan — edited after the build'))
+  const notice = 'orgscan: dist/help.mjs is not built from the current sources; running them through tsx (`npm run build` compiles them)\n'
+  const edited = hook.spawn([bin, '--help'])
+  t.equal(edited.status, 0)
+  t.match(edited.stdout, /^orgscan — edited after the build\n/, 'the edited source ran, not the bundle')
+  t.equal(edited.stderr, notice, 'with a notice naming the stale bundle and `npm run build`')
+  t.ok(edited.loaded.some((u) => u.includes('/node_modules/tsx/')), 'through tsx')
+  // help.ts is a source of the command's bundle too: a command runs its sources, with one notice.
+  const version = hook.spawn([bin, '--version'])
+  t.equal(version.status, 0)
+  t.match(version.stdout, /^orgscan \d/)
+  t.equal(version.stderr, notice, 'one notice')
+  t.notOk(version.loaded.includes(pathToFileURL(join(dir, 'dist/orgscan.mjs')).href), 'the stale dist/orgscan.mjs did not run')
+  t.same(dist(), built, 'no bundle was written (tsx compiles the sources in memory)')
+
+  // `npm run build`: current again, and the bundle runs the edit.
+  const r = spawnSync(process.execPath, [join(dir, 'scripts/build.js')], { cwd: dir, encoding: 'utf8' })
+  t.equal(r.status, 0, r.stderr)
+  const rebuilt = hook.spawn([bin, '--help'])
+  t.match(rebuilt.stdout, /^orgscan — edited after the build\n/)
+  t.equal(rebuilt.stderr, '', 'no notice')
+  t.same(rebuilt.loaded.filter((u) => u.includes('/node_modules/')), [], 'no tsx')
 })
 
 t.test('a served process loads no TypeScript, nor the packages only some commands need', async (t) => {
@@ -168,7 +223,7 @@ t.test('a served process loads no TypeScript, nor the packages only some command
 })
 
 t.test('the bundle is compact: ASCII (V8 keeps it at a byte a character), without comments', async (t) => {
-  t.ok(await builder.ensureBuilt(), 'built')
+  t.equal(builder.isCurrent(), true)
   const text = readFileSync(builder.out, 'utf8')
   t.notOk(/[^\x00-\x7f]/.test(text), 'no character beyond ASCII: one would make V8 keep the whole source at two bytes a character')
   t.notOk(text.includes('docs/adr/0020-compiled-ascii-bundle.md'), 'no comment (a phrase of the sources’ comments is not in it)')
@@ -176,8 +231,8 @@ t.test('the bundle is compact: ASCII (V8 keeps it at a byte a character), withou
   t.ok(statSync(builder.out).size < 1_500_000, `smaller than the 2.7 MB of sources it replaces (${statSync(builder.out).size} bytes)`)
 })
 
-/** A module-loading hook (node:module register) that appends every module URL a process loads to a file. */
-function loadHook(t: Test) {
+/** A module-loading hook (node:module register) that appends every module URL a process loads to a file; spawned in `cwd`. */
+function loadHook(t: Test, cwd = root) {
   const dir = mkdtempSync(join(tmpdir(), 'orgscan-build-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   writeFileSync(join(dir, 'hooks.mjs'), "import { appendFileSync } from 'node:fs'\nexport async function load(url, context, next) {\n  appendFileSync(process.env.TS_LOG, url + '\\n')\n  return next(url, context)\n}\n")
@@ -189,8 +244,8 @@ function loadHook(t: Test) {
     log,
     spawn(args: string[]) {
       writeFileSync(log, '')
-      const r = spawnSync(process.execPath, ['--import', join(dir, 'register.mjs'), ...args], { cwd: root, encoding: 'utf8', env: { ...process.env, TS_LOG: log } })
-      return { status: r.status, stdout: r.stdout, loaded: readFileSync(log, 'utf8').split('\n').filter(Boolean) }
+      const r = spawnSync(process.execPath, ['--import', join(dir, 'register.mjs'), ...args], { cwd, encoding: 'utf8', env: { ...process.env, TS_LOG: log } })
+      return { status: r.status, stdout: r.stdout, stderr: r.stderr, loaded: readFileSync(log, 'utf8').split('\n').filter(Boolean) }
     },
   }
 }

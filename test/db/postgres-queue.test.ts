@@ -1,9 +1,9 @@
 /**
  * The queues of postgres.js's pool (`queue.js`: its idle, busy and full connections, and the queries waiting for one),
- * as scripts/postinstall.js patches them (patch d). Unpatched, a queue dropped the slots it had shifted only when it
- * shifted its last element: a pool whose connections all stay busy shifts one from the busy queue and pushes it back
- * for every query, so the array grew by a slot a query for the life of the process, and every query searched it from
- * the start. Both copies of the module (ES module and CommonJS) are checked, for order and for memory.
+ * as patches/postgres+3.4.9.patch patches them (patch d, patches/README.md). Unpatched, a queue dropped the slots it
+ * had shifted only when it shifted its last element: a pool whose connections all stay busy shifts one from the busy
+ * queue and pushes it back for every query, so the array grew by a slot a query for the life of the process, and every
+ * query searched it from the start. Both copies of the module (ES module and CommonJS) are checked, for order and for memory.
  */
 import { t } from '../helpers/file-test.ts'
 import { readFileSync } from 'node:fs'

@@ -1,7 +1,8 @@
 /**
  * tap's `before` script (package.json "tap"): builds this run's database templates (templates.ts) — on PostgreSQL when
  * TEST_DATABASE_URL is set, else on the embedded database — and, meanwhile, its test bundles (test-bundles.mjs), after
- * removing the templates and bundles of runs whose runner is gone.
+ * removing the templates and bundles of runs whose runner is gone; and the command's bundles when a source changed
+ * since they were built, since bin/orgscan.js, which every spawned server and command runs, never builds them.
  */
 import { cpSync, writeFileSync } from 'node:fs'
 import postgres from 'postgres'
@@ -14,6 +15,7 @@ import { withDatabase } from './test-db.ts'
 import { alive, removeTemplateFiles, runId, SEED_SCALE, templateNames, templateRuns } from './templates.ts'
 import { dropOrphanTestDatabases, dropRunDatabases } from './template-databases.ts'
 import { buildTestBundles, removeTestBundles } from './test-bundles.mjs'
+import { buildStale } from '../../scripts/build.js'
 
 const run = runId()
 if (!run) throw new Error('run-before.ts runs as tap’s before script')
@@ -27,6 +29,10 @@ removeTestBundles(undefined, (r: string) => !alive(Number(r)))
 const bundling = buildTestBundles(run).then(
   (n) => `${n} test bundles`,
   (e: Error) => `no test bundles (${e.message.split('\n')[0]}): test files run from their sources`,
+)
+const commandBuild = buildStale().then(
+  (built: string[]) => (built.length ? `, ${built.join(' and ')} rebuilt` : ''),
+  (e: Error) => `, the command not built (${e.message.split('\n')[0]}): spawned commands run its sources through tsx`,
 )
 // Only runs whose runner is gone: another test run may be using the same PostgreSQL server right now.
 if (pg) {
@@ -69,4 +75,5 @@ if (!pg) writeFileSync(bare.seedFile, marker(null))
 writeFileSync(empty.seedFile, marker(null))
 writeFileSync(seeded.seedFile, marker(seed))
 const bundled = await bundling
-process.stderr.write(`# database templates (${pg ? 'PostgreSQL' : 'embedded'}) and ${bundled} ready in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`)
+const command = await commandBuild
+process.stderr.write(`# database templates (${pg ? 'PostgreSQL' : 'embedded'}) and ${bundled} ready${command} in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`)

@@ -86,7 +86,7 @@ t.test('connections terminated under load', { skip: PG ? false : 'needs TEST_DAT
   t.equal(used, served, `every served request is counted exactly once (used ${used}, served ${served})`)
 })
 
-t.test('a connection reset while a query runs leaves the pool usable (the postgres.js patch of scripts/postinstall.js)', { skip: PG ? false : 'needs TEST_DATABASE_URL (PostgreSQL)' }, async (t) => {
+t.test('a connection reset while a query runs leaves the pool usable (the postgres.js patches, patches/README.md)', { skip: PG ? false : 'needs TEST_DATABASE_URL (PostgreSQL)' }, async (t) => {
   // A TCP proxy in front of PostgreSQL, so that the driver's socket can be reset (ECONNRESET) mid-query: the fault
   // that, unpatched, left the failed query as the connection's current one, so that every later query on that
   // connection waited forever (the service answered 503 after its 15 s deadline from then on).
