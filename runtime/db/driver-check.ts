@@ -13,6 +13,7 @@ const MARKERS: Record<string, string[]> = {
     '/* orgscan: a failed query is no longer current */',
     '/* orgscan: reset the write state of a closed connection */',
     '/* orgscan: a closed connection rejects what it holds */',
+    '/* orgscan: a write without a socket fails what the connection holds */',
   ],
   'queue.js': ['/* orgscan: a queue searches only what it holds */', '/* orgscan: a queue drops the slots it has shifted */'],
 }

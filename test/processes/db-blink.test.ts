@@ -233,12 +233,12 @@ const TRANSACTIONS_UNDER_TERMINATION = `
   await killer.end({ timeout: 1 })
 `
 
-t.test('transactions whose backends are terminated fail with a connection error; the process lives (postgres.js patch e, scripts/postinstall.js)', { skip: PG ? false : 'needs TEST_DATABASE_URL (PostgreSQL)' }, async (t) => {
+t.test('transactions whose backends are terminated fail with a connection error; the process lives (postgres.js patch e, patches/README.md)', { skip: PG ? false : 'needs TEST_DATABASE_URL (PostgreSQL)' }, async (t) => {
   // Unpatched, a transaction's next statement or its rollback on a connection whose socket was gone threw from a
   // setImmediate callback, which no caller can catch: the process exited (porsager/postgres#1154, #1208).
   for (const copy of ['src', 'cjs/src']) {
     const text = readFileSync(new URL(`node_modules/postgres/${copy}/connection.js`, `file://${ROOT}`), 'utf8')
-    t.ok(text.includes('/* orgscan: a write without a socket fails what the connection holds */'), `the installed postgres.js (${copy}) carries patch e (node scripts/postinstall.js applies it)`)
+    t.ok(text.includes('/* orgscan: a write without a socket fails what the connection holds */'), `the installed postgres.js (${copy}) carries patch e (npm install applies patches/postgres+3.4.9.patch)`)
   }
   const db = await createFreshPostgresDatabase(PG!)
   t.teardown(() => db.drop())
