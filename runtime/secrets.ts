@@ -137,6 +137,19 @@ function readPepperFile(file: string, log: Logger): string | undefined {
   return pepper
 }
 
+/** A configured pepper replaces the data folder's: said at start, since keys made with the file's stop working. */
+function warnIfFileDiffers(file: string, configured: string, log: Logger): void {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch {
+    return
+  }
+  if (!samePepper(trimPepper(text), configured)) {
+    log.warn({ msg: `pepper: ORGSCAN_PEPPER / ORGSCAN_PEPPER_FILE differs from the data folder's ${resolve(file)}, which is ignored: API keys made with it do not authenticate. Point ORGSCAN_PEPPER_FILE at that file to keep them.` })
+  }
+}
+
 /**
  * The pepper of this start. `configured`: ORGSCAN_PEPPER or ORGSCAN_PEPPER_FILE. Call it before migrating, so that a
  * refused start leaves the database as it was. Throws ConfigError when none may be used (PostgreSQL without one, a
@@ -147,6 +160,7 @@ export async function resolvePepper(opts: { configured?: string; dataDir?: strin
   const stored = await readStoredPepper(sql)
   if (opts.configured !== undefined) {
     if (stored !== undefined) await retireStored(sql, log, stored, opts.configured, 'ORGSCAN_PEPPER / ORGSCAN_PEPPER_FILE')
+    if (opts.embedded && opts.dataDir && opts.dataDir !== MEMORY_DATA_DIR) warnIfFileDiffers(join(opts.dataDir, PEPPER_FILE_NAME), opts.configured, log)
     return opts.configured
   }
   if (!opts.embedded) throw new ConfigError(stored === undefined ? NO_PEPPER_MESSAGE : STORED_PEPPER_MESSAGE)

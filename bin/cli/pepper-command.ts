@@ -40,16 +40,15 @@ export async function pepperCommand(args: string[], io: CliIO, open: () => Promi
   try {
     const pepper = await readStoredPepper(db.sql)
     if (pepper === undefined) throw new AdminError(NOTHING_STORED)
+    // Without --out, standard output carries the pepper alone; what was done goes to stderr.
+    const say = out ? io.out : io.err
     if (out) writeOut(out, pepper)
-    else if (!json) io.out(pepper)
+    if (!json) io.out(out ? `wrote the pepper to ${out} (mode 0600)` : pepper)
     const told = values.delete === true || (!json && (await io.confirm?.('Delete the pepper from the database now (do so once it is kept where ORGSCAN_PEPPER_FILE or ORGSCAN_PEPPER will read it)? [y/N] ')) === true)
     // Deleted only while it still holds what was written out (nothing else writes it any more).
     if (told) await deleteStoredPepper(db.sql, pepper)
     const deleted = told
     if (json) return io.out(JSON.stringify(out ? { file: out, deleted } : { pepper, deleted }))
-    // Without --out, standard output carries the pepper alone; what was done goes to stderr.
-    const say = out ? io.out : io.err
-    if (out) say(`wrote the pepper to ${out} (mode 0600)`)
     say(deleted ? `deleted it from the database; set ORGSCAN_PEPPER_FILE${out ? `=${out}` : ''} (or ORGSCAN_PEPPER) for every orgscan process` : STILL_STORED)
   } finally {
     await db.close()

@@ -10,7 +10,9 @@ import { t } from '../helpers/file-test.ts'
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { spawn, spawnSync } from 'node:child_process'
 import { cliHarness } from '../helpers/cli.ts'
+import { TEST_NODE_FLAGS } from '../helpers/node-flags.ts'
 import { spawnServer } from '../helpers/server-process.ts'
 import { createFreshPostgresDatabase } from '../helpers/test-db.ts'
 import { basic, startTestService } from '../helpers/service.ts'
@@ -219,4 +221,49 @@ t.test('a pepper an older version stored in the database is moved out; API keys 
   t.equal(server.stderr().split('\n').filter((l) => l.includes('pepper: deleted the copy stored in the database')).length, 1, 'the deletion is logged once')
   await server.stop()
   t.notOk(holdsPepper(await settings(at), stored), 'server_settings holds no pepper')
+})
+
+/** util-linux `script`: runs a command on a pseudo-terminal, as an operator's shell would. */
+const hasScript = spawnSync('script', ['--version']).status === 0
+
+t.test('on a terminal, pepper export asks before it deletes: only a yes deletes', { skip: hasScript ? false : 'needs util-linux script (a pseudo-terminal)' }, async (t) => {
+  const stored = 'asked-before-deleting-pepper-0123456789abcd'
+  const at: Location = PG ? { databaseUrl: tdb.databaseUrl } : { dataDir: migratedFolder() }
+  const dir = scratch(t)
+  const bin = new URL('../../bin/orgscan.js', import.meta.url).pathname
+  /** `pepper export --out FILE` on a terminal, answering `answer` to its question; its output as the terminal shows it. */
+  const exportAnswering = (file: string, answer: string) =>
+    new Promise<{ code: number | null; screen: string }>((resolve) => {
+      const clean = Object.fromEntries(Object.entries({ ...env, ...on(at) }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv
+      const quoted = [process.execPath, ...TEST_NODE_FLAGS, bin, 'pepper', 'export', '--out', file].map((a) => `'${a}'`).join(' ')
+      const p = spawn('script', ['-qec', quoted, '/dev/null'], { env: clean })
+      let screen = ''
+      let answered = false
+      const kill = setTimeout(() => p.kill('SIGKILL'), 60_000)
+      p.stdout.on('data', (d) => {
+        screen += d
+        if (!answered && screen.includes('[y/N]')) {
+          answered = true
+          p.stdin.write(answer + '\n')
+        }
+      })
+      p.on('exit', (code) => {
+        clearTimeout(kill)
+        resolve({ code, screen })
+      })
+    })
+  const insert = async () => {
+    const db = await openDatabase({ ...at, poolSize: 1 })
+    await db.sql`INSERT INTO server_settings (name, value) VALUES ('api_key_pepper', ${stored})`.finally(() => db.close())
+  }
+  await insert()
+  const no = await exportAnswering(join(dir, 'first'), 'n')
+  t.equal(no.code, 0, no.screen)
+  t.match(no.screen, /wrote the pepper to .*first \(mode 0600\)[\s\S]*Delete the pepper from the database now[\s\S]*still stored in the database/)
+  t.ok(holdsPepper(await settings(at), stored), '"n" keeps it')
+  const yes = await exportAnswering(join(dir, 'second'), 'y')
+  t.equal(yes.code, 0, yes.screen)
+  t.match(yes.screen, /deleted it from the database/)
+  t.notOk(holdsPepper(await settings(at), stored), '"y" deletes it')
+  t.equal(readFileSync(join(dir, 'second'), 'utf8'), stored + '\n')
 })
