@@ -11,7 +11,7 @@
  * it, the stored copy is deleted.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { chmodSync, closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, existsSync, writeSync, fchmodSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, fchmodSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import type postgres from 'postgres'
 import type { Logger } from './log.ts'
@@ -23,7 +23,7 @@ export const STORED_PEPPER_SETTING = 'api_key_pepper'
 /** The embedded database's pepper file, in its data folder. */
 export const PEPPER_FILE_NAME = 'pepper'
 
-const CREATE_ONE = 'Create one with `openssl rand -base64 48 > /etc/orgscan/pepper && chmod 600 /etc/orgscan/pepper` and set ORGSCAN_PEPPER_FILE=/etc/orgscan/pepper (or ORGSCAN_PEPPER to the value), the same in every orgscan process.'
+const CREATE_ONE = 'Create one with `(umask 077 && openssl rand -base64 48 > /etc/orgscan/pepper)` and set ORGSCAN_PEPPER_FILE=/etc/orgscan/pepper (or ORGSCAN_PEPPER to the value), the same in every orgscan process.'
 const MOVE_IT = 'Move it out: `orgscan pepper export --out /etc/orgscan/pepper --delete` writes it to that file (mode 0600) and then deletes it from the database; then set ORGSCAN_PEPPER_FILE=/etc/orgscan/pepper (or ORGSCAN_PEPPER to the value) for every orgscan process. (Without --delete, the first start with the same pepper configured deletes the stored copy.)'
 
 /** Why a PostgreSQL deployment without ORGSCAN_PEPPER / ORGSCAN_PEPPER_FILE does not start. */
@@ -39,7 +39,7 @@ export function differentPepperMessage(source: string): string {
   return (
     `The pepper of ${source} differs from the one stored in this database's server_settings table, with which its API keys, OAuth client secrets and signing keys were made: with ${source} none of them would work. ` +
     'Use the stored pepper: `orgscan pepper export --out FILE` writes it to FILE (mode 0600); point ORGSCAN_PEPPER_FILE at FILE (the next start deletes the stored copy). ' +
-    'To start over with the new pepper instead (every API key and OAuth client secret must then be issued again), delete the stored one with `orgscan pepper export --delete`.'
+    'To start over with the new pepper instead (the signing keys deleted, every API key and OAuth client secret issued again: docs/operating.md "The pepper"), delete the stored one with `orgscan pepper export --delete`.'
   )
 }
 
