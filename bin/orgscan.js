@@ -40,6 +40,17 @@ const code = await run(argv, {
   env: process.env,
   stdout: process.stdout,
   terminal: process.stderr.isTTY ? { write: (s) => void process.stderr.write(s), columns: process.stderr.columns } : undefined,
+  confirm: process.stdin.isTTY && process.stderr.isTTY
+    ? async (question) => {
+        const { createInterface } = await import('node:readline/promises')
+        const rl = createInterface({ input: process.stdin, output: process.stderr })
+        try {
+          return /^y(es)?$/i.test((await rl.question(question)).trim())
+        } finally {
+          rl.close()
+        }
+      }
+    : undefined,
   stdin: async () => {
     let text = ''
     for await (const chunk of process.stdin) text += chunk

@@ -21,7 +21,8 @@ import { claimNotices, confirmNotices, planNotices, releaseNotices, type Notice 
 
 export interface AdminContext {
   sql: postgres.Sql
-  pepper: string
+  /** Needed by the operations of NEEDS_PEPPER only (they hash a new secret); the CLI resolves it for those alone. */
+  pepper?: string
   resources: readonly CompiledResource[]
   defaults: { dailyLimit: number; monthlyLimit: number }
   progress?: (line: string) => void
@@ -52,6 +53,14 @@ const version = v.pipe(v.string(), v.regex(/^v[1-9][0-9]{0,3}$/, 'must be v1, v2
 const day = v.pipe(v.string(), v.maxLength(10))
 const notices = v.pipe(v.array(v.strictObject({ surface: v.picklist(['rest', 'mcp']), version, sunsetDate: v.pipe(v.string(), v.isoDate()) })), v.minLength(1), v.maxLength(20))
 const now = (c: AdminContext) => (c.clock ?? Date.now)()
+
+/** The operations that hash a secret with the pepper: on PostgreSQL the CLI runs them only with ORGSCAN_PEPPER(_FILE). */
+export const NEEDS_PEPPER: ReadonlySet<string> = new Set(['keys.create', 'clients.create'])
+
+function pepperOf(c: AdminContext): string {
+  if (c.pepper === undefined) throw new Error('An operation that needs the pepper was run without it.')
+  return c.pepper
+}
 
 /** A change of the version table; the serving process re-reads it before answering. */
 async function changeTable(c: AdminContext, a: { surface?: Surface }, change: VersionChange) {
@@ -103,7 +112,7 @@ export const ADMIN_OPS = {
   },
   'clients.create': {
     args: v.strictObject({ account: id, name, redirectUris: strings(20), scopes: strings(10), tokenExchange: v.optional(v.boolean()) }),
-    run: async (c: AdminContext, a: { account: string; name: string; redirectUris: string[]; scopes: string[]; tokenExchange?: boolean }) => issueClient(c.sql, c.pepper, a),
+    run: async (c: AdminContext, a: { account: string; name: string; redirectUris: string[]; scopes: string[]; tokenExchange?: boolean }) => issueClient(c.sql, pepperOf(c), a),
   },
   'clients.list': { args: v.strictObject({ account: id }), run: (c: AdminContext, a: { account: string }) => listClients(c.sql, a.account) },
   'clients.update': {
@@ -117,7 +126,7 @@ export const ADMIN_OPS = {
   'keys.create': {
     args: v.strictObject({ account: id, name: v.optional(name) }),
     run: async (c: AdminContext, a: { account: string; name?: string }) => {
-      const k = await createKey(c.sql, c.pepper, a.account, { name: a.name ?? null })
+      const k = await createKey(c.sql, pepperOf(c), a.account, { name: a.name ?? null })
       c.onChange?.({ key: k.keyId })
       return { keyId: k.keyId, secret: k.secret, accountId: k.accountId }
     },

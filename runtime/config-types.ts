@@ -15,7 +15,10 @@ export interface Config {
    */
   replicaUrl?: string
   poolSize: number
-  /** Server-side secret mixed into API key hashes (HMAC-SHA-256 key). */
+  /**
+   * Server-side secret mixed into API key hashes (HMAC-SHA-256 key), from ORGSCAN_PEPPER or ORGSCAN_PEPPER_FILE;
+   * undefined: the embedded database's own (runtime/secrets.ts), and PostgreSQL refuses to start.
+   */
   pepper?: string
   /**
    * REST version table of a database whose table was never set (ORGSCAN_VERSIONS): adopted by the first start, then

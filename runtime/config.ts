@@ -22,6 +22,14 @@ const VersionSchema = v.object({
 /** The most worker processes `orgscan serve` starts. */
 export const MAX_WORKERS = 64
 
+/** The shortest pepper accepted (ORGSCAN_PEPPER, ORGSCAN_PEPPER_FILE, the embedded data folder's file). */
+export const MIN_PEPPER_LENGTH = 32
+
+/** A pepper as read from a file: without its trailing newline (`openssl rand -base64 48 > FILE` writes one). */
+export function trimPepper(text: string): string {
+  return text.replace(/[\r\n]+$/, '')
+}
+
 const intFromEnv = (min: number, max: number) =>
   v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min), v.maxValue(max))
 
@@ -33,7 +41,8 @@ export const EnvSchema = v.object({
   DATABASE_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'must start with postgres://'))),
   DATABASE_REPLICA_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'must start with postgres://'))),
   ORGSCAN_POOL_SIZE: v.optional(intFromEnv(1, 100), '4'),
-  ORGSCAN_PEPPER: v.optional(v.pipe(v.string(), v.minLength(32, 'must be at least 32 characters'))),
+  ORGSCAN_PEPPER: v.optional(v.pipe(v.string(), v.minLength(MIN_PEPPER_LENGTH, `must be at least ${MIN_PEPPER_LENGTH} characters`))),
+  ORGSCAN_PEPPER_FILE: v.optional(v.string()),
   ORGSCAN_VERSIONS: v.optional(v.string()),
   ORGSCAN_DEFAULT_DAILY_LIMIT: v.optional(intFromEnv(0, 1_000_000_000), '10000'),
   ORGSCAN_DEFAULT_MONTHLY_LIMIT: v.optional(intFromEnv(0, 1_000_000_000), '200000'),
@@ -131,6 +140,29 @@ export function portsProblem(c: Pick<Config, 'port' | 'mcp' | 'admin'>): string 
   return undefined
 }
 
+/**
+ * The pepper (runtime/secrets.ts): ORGSCAN_PEPPER, or the contents of the file ORGSCAN_PEPPER_FILE names (a mounted
+ * secret), never both; undefined when neither is set. Problems are added to `problems`, the file's contents never.
+ */
+function pepperFromEnv(env: Record<string, string | undefined>, problems: string[]): string | undefined {
+  const file = env.ORGSCAN_PEPPER_FILE
+  if (!file) return env.ORGSCAN_PEPPER || undefined
+  if (env.ORGSCAN_PEPPER !== undefined) {
+    problems.push('ORGSCAN_PEPPER and ORGSCAN_PEPPER_FILE are both set: give the pepper one way only')
+    return undefined
+  }
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (err) {
+    problems.push(`ORGSCAN_PEPPER_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`)
+    return undefined
+  }
+  const pepper = trimPepper(text)
+  if (pepper.length < MIN_PEPPER_LENGTH) problems.push(`ORGSCAN_PEPPER_FILE: ${file} must hold at least ${MIN_PEPPER_LENGTH} characters (openssl rand -base64 48 > ${file})`)
+  return pepper
+}
+
 /** The settings whose default is the empty string (the lists): for them empty means what it says. */
 const EMPTY_ALLOWED = new Set(Object.entries(EnvSchema.entries).filter(([, schema]) => v.getDefault(schema as never) === '').map(([name]) => name))
 
@@ -186,6 +218,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       return undefined
     }
   }
+  const pepper = pepperFromEnv(env, problems)
   const cert = pem('TLS_CERT', env.TLS_CERT)
   const key = pem('TLS_KEY', env.TLS_KEY)
   // OpenSSL loads a key that does not belong to the certificate and fails only at the first handshake: check here.
@@ -206,7 +239,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: e.DATABASE_URL,
     replicaUrl: e.DATABASE_REPLICA_URL,
     poolSize: e.ORGSCAN_POOL_SIZE,
-    pepper: e.ORGSCAN_PEPPER,
+    pepper,
     versions,
     defaultDailyLimit: e.ORGSCAN_DEFAULT_DAILY_LIMIT,
     defaultMonthlyLimit: e.ORGSCAN_DEFAULT_MONTHLY_LIMIT,

@@ -114,8 +114,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   let usage: VersionUsage | undefined
   const servers: Server[] = []
   try {
-    if (!opts.worker) await migrate(db.sql, (line) => log.info({ msg: line }))
+    // The pepper first: a start refused for want of one leaves the database as it was.
     const pepper = await resolvePepper({ configured: config.pepper, dataDir: config.dataDir, embedded: db.kind === 'embedded', sql: db.sql, log })
+    if (!opts.worker) await migrate(db.sql, (line) => log.info({ msg: line }))
     if (opts.onEmptyDatabase) {
       const [{ n }] = await db.sql`SELECT count(*)::int AS n FROM accounts`
       if (n === 0) await opts.onEmptyDatabase({ db, pepper, resources })

@@ -28,10 +28,12 @@ Commands:
   versions deprecate V --sunset YYYY-MM-DD | sunset V | add V [--sunset YYYY-MM-DD]   [--surface rest|mcp]
   versions notify V [--surface rest|mcp] [--retry-unconfirmed]
                                            e-mail the owners of keys and users that called V (SMTP_URL, SMTP_FROM)
+  pepper export [--out FILE] [--delete]    move a pepper an older orgscan stored in the database out of it
 
 Every command accepts --json (machine-readable output; errors too, as JSON on stderr) and --help; orgscan --version. While a server runs on the embedded database,
 accounts, keys, users, clients, versions, import and export are carried out by that server; seed and migrate need it stopped.
-Environment: DATABASE_URL, ORGSCAN_DATA_DIR (default ./data), PORT, ORGSCAN_PEPPER, … (see README).`,
+Environment: DATABASE_URL, ORGSCAN_DATA_DIR (default ./data), PORT, ORGSCAN_PEPPER or ORGSCAN_PEPPER_FILE (needed with
+DATABASE_URL by serve, keys create and clients create; openssl rand -base64 48 makes one), … (see README).`,
   serve:
     'Usage: orgscan serve [--port N] [--workers N] [--json]\nStarts the service; seeds demo data on the first start of an empty embedded database.\n' +
     '--workers N (ORGSCAN_WORKERS; default 1): N processes sharing the port, restarted when they die (needs DATABASE_URL).',
@@ -77,6 +79,13 @@ Environment: DATABASE_URL, ORGSCAN_DATA_DIR (default ./data), PORT, ORGSCAN_PEPP
     'notify: one e-mail to each owner of an API key or OAuth user that called VERSION in the last 90 days (a user\'s own\n' +
     '  address; the account contact e-mail for the account\'s keys), sent once: a re-run sends only what was not sent.\n' +
     'Changes apply to every running process within seconds (docs/versioning.md).',
+  pepper:
+    'Usage: orgscan pepper export [--out FILE] [--delete] [--json]\n' +
+    'An older orgscan kept a generated pepper in the database (server_settings); it is no longer read from there, and a\n' +
+    'server on that database refuses to start until it is moved out. export prints it (or writes it to FILE, mode 0600,\n' +
+    'never over an existing file); --delete (or "y" at the question on a terminal) then deletes it from the database.\n' +
+    'Give it to every process with ORGSCAN_PEPPER_FILE=FILE or ORGSCAN_PEPPER; a start with the same pepper configured\n' +
+    'deletes the stored copy too. See docs/operating.md "The pepper".',
   keys: 'Usage:\n  orgscan keys create --account ID [--name N] [--json]\n  orgscan keys list --account ID [--json]\n  orgscan keys revoke KEYID [--json]',
 }
 

@@ -1,10 +1,13 @@
 /**
- * `orgscan` — serve, migrate, seed, import, export, accounts, keys, users, clients, versions. Every command takes --json and --help; errors are one line
+ * `orgscan` — serve, migrate, seed, import, export, accounts, keys, users, clients, versions, pepper. Every command takes --json and --help; errors are one line
  * on stderr with a non-zero exit (2 for usage errors, 1 otherwise). `run` is the whole command, in process (tests call
  * it); bin/orgscan.js calls it with the real process's streams.
  *
  * While a server holds the embedded database, `accounts`, `keys`, `users`, `clients`, `versions`, `import` and `export`
  * go to that server's admin socket (runtime/admin-socket.ts); `seed` and `migrate` refuse.
+ *
+ * The pepper (runtime/secrets.ts) is needed by `serve`, `keys create` and `clients create` only (they hash secrets);
+ * on PostgreSQL they refuse to run without ORGSCAN_PEPPER or ORGSCAN_PEPPER_FILE, every other command runs without.
  */
 import { registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
@@ -17,7 +20,7 @@ import { resolvePepper } from '../../runtime/secrets.ts'
 import { createLogger } from '../../runtime/log.ts'
 import { AdminError } from '../../runtime/admin.ts'
 import { ImportError } from '../../runtime/import.ts'
-import { adminArgsProblem, runAdminOp, type AdminOp } from '../../runtime/admin-ops.ts'
+import { adminArgsProblem, NEEDS_PEPPER, runAdminOp, type AdminOp } from '../../runtime/admin-ops.ts'
 import { adminSocketPath, callAdminSocket } from '../../runtime/admin-socket.ts'
 import { callAdminSocketFramed } from '../../runtime/admin-frames.ts'
 import type { ProgressSink } from '../../runtime/bundle/progress.ts'
@@ -28,6 +31,7 @@ import { HELP, helpFor, table } from './help.ts'
 import { PortInUseError, serve } from './serve.ts'
 import { clientsCommand, usersCommand } from './oauth-commands.ts'
 import { versionsCommand } from './versions-command.ts'
+import { pepperCommand } from './pepper-command.ts'
 import { prompts } from '../../resources/index.ts'
 
 /** Where the command writes, and the environment it reads. */
@@ -47,6 +51,8 @@ export interface CliIO {
   stdout?: NodeJS.WritableStream
   /** Standard error when it is a terminal: progress is drawn as a bar there. */
   terminal?: Terminal
+  /** Asks a yes-or-no question, when standard input and error are a terminal (`pepper export`); otherwise absent. */
+  confirm?: (question: string) => Promise<boolean>
 }
 
 /** What a streaming operation hands back while it runs: output bytes and progress. */
@@ -77,10 +83,13 @@ async function adminSession<T>(config: Config, io: CliIO, fn: (call: AdminCall) 
   try {
     return await withDb(config, io, async (db) => {
       opened = true
-      const pepper = await resolvePepper({ configured: config.pepper, dataDir: config.dataDir, embedded: db.kind === 'embedded', sql: db.sql, log: createLogger() })
+      // Resolved for the operations that need it only, so the others run on PostgreSQL without ORGSCAN_PEPPER.
+      let pepper: Promise<string> | undefined
+      const pepperFor = (op: AdminOp) =>
+        NEEDS_PEPPER.has(op) ? (pepper ??= resolvePepper({ configured: config.pepper, dataDir: config.dataDir, embedded: db.kind === 'embedded', sql: db.sql, log: createLogger() })) : undefined
       const resources = compileRegistry(registry)
-      const ctx = { sql: db.sql, pepper, resources, defaults: { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit }, progress: io.err, dbKind: db.kind }
-      return fn((op, args, streams) => runAdminOp({ ...ctx, events: streams?.events, output: streams?.output }, op, args))
+      const ctx = { sql: db.sql, resources, defaults: { dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit }, progress: io.err, dbKind: db.kind }
+      return fn(async (op, args, streams) => runAdminOp({ ...ctx, pepper: await pepperFor(op), events: streams?.events, output: streams?.output }, op, args))
     })
   } catch (e) {
     const socket = !opened && e instanceof DataDirInUseError ? adminSocketPath(e.dir) : undefined
@@ -267,6 +276,8 @@ async function command(argv: string[], io: CliIO): Promise<void> {
       return usersCommand(args, (op, a) => admin(config, io, op as AdminOp, a), print, io.stdin)
     case 'clients':
       return clientsCommand(args, (op, a) => admin(config, io, op as AdminOp, a), print)
+    case 'pepper':
+      return pepperCommand(args, io, () => (io.openDatabase ?? openDatabase)({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 }))
     case 'versions':
       return versionsCommand(args, config, io, (fn) => adminSession(config, io, (call) => fn((op, a) => call(op as AdminOp, a))), print)
   }

@@ -25,8 +25,8 @@ import { demoFacts, portInUse, printBanner, say, seedOnFirstStart, type DemoFact
 async function prepareDatabase(config: Config, log: ReturnType<typeof createLogger>): Promise<{ describe: string; facts: DemoFacts }> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 })
   try {
-    await migrate(db.sql, (line) => log.info({ msg: line }))
     const pepper = await resolvePepper({ configured: config.pepper, dataDir: config.dataDir, embedded: db.kind === 'embedded', sql: db.sql, log })
+    await migrate(db.sql, (line) => log.info({ msg: line }))
     const [{ n }] = await db.sql`SELECT count(*)::int AS n FROM accounts`
     if (n === 0) await seedOnFirstStart(config)({ db, pepper, resources: compileRegistry(registry) })
     return { describe: db.describe, facts: await demoFacts(db.sql, pepper) }

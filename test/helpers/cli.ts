@@ -19,19 +19,28 @@ import { openDatabase, type Database, type OpenOptions } from '../../runtime/db/
 
 const bin = new URL('../../bin/orgscan.js', import.meta.url).pathname
 
+/**
+ * The pepper of the harness's commands: PostgreSQL needs one (runtime/secrets.ts), and a fixed one makes keys created
+ * by the test process work in the commands and served processes it starts.
+ */
+export const CLI_TEST_PEPPER = 'cli-test-pepper-0123456789abcdefghij'
+
 export type CliResult = { code: number; stdout: string; stderr: string }
 type Env = Record<string, string | undefined>
 
 export interface CliHarness {
   tdb: TestDatabase
-  /** The environment every command gets (the test database, a fixed pepper). */
+  /** The environment every command gets (the test database, a fixed pepper: CLI_TEST_PEPPER). */
   env: Env
   /** A data folder of its own, migrated and empty (a copy of the run's template: PGlite's initdb is db-embedded's test). */
   migratedFolder(): string
   /** Runs the command in this process, as bin/orgscan.js would. */
   run(args: string[], extraEnv?: Env): Promise<CliResult>
-  /** Runs the real executable (node + the compiled command), as a user would. */
-  spawnCli(args: string[], extraEnv?: Env): Promise<CliResult>
+  /**
+   * Runs the real executable (node + the compiled command), as a user would. `timeoutMs`: killed (SIGKILL) after it,
+   * for a command expected to exit that might serve instead; the result then has code -1.
+   */
+  spawnCli(args: string[], extraEnv?: Env, opts?: { timeoutMs?: number }): Promise<CliResult>
 }
 
 /**
@@ -52,7 +61,7 @@ export async function cliHarness(t: Test, opts: { sharedDatabase?: boolean } = {
     if (shared) await (await shared).close()
     await tdb.drop()
   })
-  const env: Env = { ...process.env, ORGSCAN_PEPPER: 'cli-test-pepper-0123456789abcdefghij', DATABASE_URL: undefined }
+  const env: Env = { ...process.env, ORGSCAN_PEPPER: CLI_TEST_PEPPER, ORGSCAN_PEPPER_FILE: undefined, DATABASE_URL: undefined }
   if (tdb.databaseUrl) env.DATABASE_URL = tdb.databaseUrl
   else env.ORGSCAN_DATA_DIR = tdb.dataDir!
   const open: CliIO['openDatabase'] = opts.sharedDatabase
@@ -74,15 +83,19 @@ export async function cliHarness(t: Test, opts: { sharedDatabase?: boolean } = {
       return dir
     },
     run: (args, extraEnv = {}) => runCli(args, { ...env, ...extraEnv }, { openDatabase: open }),
-    spawnCli(args, extraEnv = {}) {
+    spawnCli(args, extraEnv = {}, opts = {}) {
       return new Promise((resolve) => {
         const clean = Object.fromEntries(Object.entries({ ...env, ...extraEnv }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv
         const p = spawn(process.execPath, [...TEST_NODE_FLAGS, bin, ...args], { env: clean })
+        const kill = opts.timeoutMs === undefined ? undefined : setTimeout(() => p.kill('SIGKILL'), opts.timeoutMs)
         let stdout = ''
         let stderr = ''
         p.stdout.on('data', (d) => (stdout += d))
         p.stderr.on('data', (d) => (stderr += d))
-        p.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }))
+        p.on('exit', (code) => {
+          clearTimeout(kill)
+          resolve({ code: code ?? -1, stdout, stderr })
+        })
       })
     },
   }

@@ -37,6 +37,6 @@ export async function servedPostgres(
     url: db.databaseUrl,
     sql,
     seed,
-    env: (extra = {}) => ({ ...process.env, DATABASE_URL: db.databaseUrl, ORGSCAN_PEPPER: pepper, ORGSCAN_SEED_DEMO: 'false', ...extra }),
+    env: (extra = {}) => ({ ...process.env, DATABASE_URL: db.databaseUrl, ORGSCAN_PEPPER: pepper, ORGSCAN_PEPPER_FILE: undefined, ORGSCAN_SEED_DEMO: 'false', ...extra }),
   }
 }

@@ -21,11 +21,16 @@ export interface ServerProcess {
   stop(graceMs?: number): Promise<number | null>
 }
 
-/** `stderrFile`: stderr goes to this file (appended), as to a log file, instead of a pipe to this process. */
-export function spawnServer(env: Record<string, string | undefined>, opts: { stderrFile?: string } = {}): Promise<ServerProcess> {
+/**
+ * `stderrFile`: stderr goes to this file (appended), as to a log file, instead of a pipe to this process. `umask`: the
+ * server runs with this file-mode creation mask (through sh), e.g. 0o000 to see the modes it sets itself.
+ */
+export function spawnServer(env: Record<string, string | undefined>, opts: { stderrFile?: string; umask?: number } = {}): Promise<ServerProcess> {
   const clean = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv
   const fd = opts.stderrFile ? openSync(opts.stderrFile, 'a') : undefined
-  const child = spawn(process.execPath, [...TEST_NODE_FLAGS, bin, 'serve', '--port', '0', '--json'], { env: clean, stdio: ['ignore', 'pipe', fd ?? 'pipe'] })
+  const argv = [...TEST_NODE_FLAGS, bin, 'serve', '--port', '0', '--json']
+  const [command, args] = opts.umask === undefined ? [process.execPath, argv] : ['/bin/sh', ['-c', `umask ${opts.umask.toString(8).padStart(3, '0')} && exec "$@"`, 'sh', process.execPath, ...argv]]
+  const child = spawn(command, args, { env: clean, stdio: ['ignore', 'pipe', fd ?? 'pipe'] })
   if (fd !== undefined) closeSync(fd)
   let exit: number | null = null
   let piped = ''
