@@ -24,7 +24,9 @@ function fail(what: string, detail: string): never {
 
 /** Runs a command in the repository; its output is shown only when it fails. */
 function run(what: string, cmd: string, args: string[], env: Record<string, string> = {}): void {
-  const r = spawnSync(cmd, args, { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+  // On the embedded database: the wire table is recorded only there (a PostgreSQL run would skip it).
+  const { TEST_DATABASE_URL: _pg, ...inherited } = process.env
+  const r = spawnSync(cmd, args, { cwd: root, env: { ...inherited, ...env }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
   if (r.status !== 0) fail(what, `${r.stdout ?? ''}${r.stderr ?? ''}`.split('\n').filter((l) => /not ok|fail|error|Error/i.test(l)).slice(0, 40).join('\n') || `exit ${r.status}`)
 }
 
@@ -53,7 +55,7 @@ if (added > 0) writeFileSync(bundleFile, JSON.stringify(bundle, null, 2) + '\n')
 step('docs/examples.json (each tool called against the demo data) and the MCP wire table')
 const wireFile = at('test/fixtures/mcp-wire.json')
 const wireBefore = readFileSync(wireFile, 'utf8')
-run('recording the examples and the wire table', process.execPath, [at('node_modules/.bin/tap'), 'test/docs/docs-examples.test.ts', 'test/mcp/mcp-wire.test.ts'], { UPDATE_DOC_EXAMPLES: '1', ORGSCAN_UPDATE_WIRE: '1', TEST_DATABASE_URL: '' })
+run('recording the examples and the wire table', process.execPath, [at('node_modules/.bin/tap'), 'test/docs/docs-examples.test.ts', 'test/mcp/mcp-wire.test.ts'], { UPDATE_DOC_EXAMPLES: '1', ORGSCAN_UPDATE_WIRE: '1' })
 
 step('docs/openapi.json, docs/reference/*.md, client/generated.ts')
 const { generateDocs } = await import('../runtime/docs/generate.ts')
