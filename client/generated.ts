@@ -684,16 +684,16 @@ export const ENDPOINTS = {
   objects: { list: "orgs/{orgId}/objects", get: "orgs/{orgId}/objects/{id}", idEncoding: "int", paged: true },
   objectFields: { list: "orgs/{orgId}/objects/{objectId}/fields", get: null, idEncoding: null, paged: true },
   objectUsages: { list: "orgs/{orgId}/objectUsages", get: null, idEncoding: null, paged: true },
-  cloudUsage: { list: null, get: "orgs/{orgId}/cloudUsage", idEncoding: null, paged: true },
+  cloudUsage: { list: null, get: "orgs/{orgId}/cloudUsage", idEncoding: null, paged: false },
   installedPackages: { list: "orgs/{orgId}/installedPackages", get: "orgs/{orgId}/installedPackages/{id}", idEncoding: "int", paged: true },
   issues: { list: "orgs/{orgId}/issues", get: null, idEncoding: null, paged: true },
-  recommendations: { list: null, get: "orgs/{orgId}/issues/{id}", idEncoding: "base64url", paged: true },
+  recommendations: { list: null, get: "orgs/{orgId}/issues/{id}", idEncoding: "base64url", paged: false },
   orgLimits: { list: "orgs/{orgId}/orgLimits", get: "orgs/{orgId}/orgLimits/{id}", idEncoding: "text", paged: false },
   licenseUsages: { list: "orgs/{orgId}/licenseUsages", get: "orgs/{orgId}/licenseUsages/{id}", idEncoding: "text", paged: true },
   sfProfiles: { list: "orgs/{orgId}/sfProfiles", get: "orgs/{orgId}/sfProfiles/{id}", idEncoding: "text", paged: true },
   permissionSets: { list: "orgs/{orgId}/permissionSets", get: "orgs/{orgId}/permissionSets/{id}", idEncoding: "text", paged: true },
   loginActivity: { list: "orgs/{orgId}/loginActivity", get: null, idEncoding: null, paged: true },
-  loginActivityOverview: { list: null, get: "orgs/{orgId}/loginActivity/overview", idEncoding: null, paged: true },
+  loginActivityOverview: { list: null, get: "orgs/{orgId}/loginActivity/overview", idEncoding: null, paged: false },
   codeCounts: { list: "orgs/{orgId}/codeCounts", get: "orgs/{orgId}/codeCounts/{id}", idEncoding: "int", paged: true },
   classTypes: { list: "orgs/{orgId}/classTypes", get: null, idEncoding: null, paged: true },
   esLints: { list: "orgs/{orgId}/esLints", get: "orgs/{orgId}/esLints/{id}", idEncoding: "int", paged: true },
@@ -711,11 +711,11 @@ export abstract class OrgscanEndpoints {
   protected abstract getOf(name: keyof Resources, params: Record<string, unknown>): Promise<any>
 
   /** List orgs: `GET /v1/orgs` (one page). */
-  listOrgs(params: { filter?: string; sort?: string; limit?: number; offset?: number } = {}): Promise<Page<OrgListRecord>> {
+  listOrgs(params: { limit?: number; offset?: number; filter?: string; sort?: string } = {}): Promise<Page<OrgListRecord>> {
     return this.listOf("orgs", params)
   }
   /** Every record of `GET /v1/orgs`, page after page. */
-  allOrgs(params: { filter?: string; sort?: string; limit?: number; offset?: number } = {}): AsyncGenerator<OrgListRecord> {
+  allOrgs(params: { limit?: number; offset?: number; filter?: string; sort?: string } = {}): AsyncGenerator<OrgListRecord> {
     return this.allOf("orgs", params)
   }
 
@@ -726,11 +726,11 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List connected apps: `GET /v1/orgs/{orgId}/connectedApps` (one page). */
-  listOrgConnectedApps(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<ConnectedApp>> {
+  listOrgConnectedApps(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<ConnectedApp>> {
     return this.listOf("connectedApps", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/connectedApps`, page after page. */
-  allOrgConnectedApps(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<ConnectedApp> {
+  allOrgConnectedApps(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<ConnectedApp> {
     return this.allOf("connectedApps", params)
   }
 
@@ -741,20 +741,20 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List connected app assignments: `GET /v1/orgs/{orgId}/connectedAppAssignments` (one page). */
-  listOrgConnectedAppAssignments(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<ConnectedAppAssignment>> {
+  listOrgConnectedAppAssignments(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<ConnectedAppAssignment>> {
     return this.listOf("connectedAppAssignments", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/connectedAppAssignments`, page after page. */
-  allOrgConnectedAppAssignments(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<ConnectedAppAssignment> {
+  allOrgConnectedAppAssignments(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<ConnectedAppAssignment> {
     return this.allOf("connectedAppAssignments", params)
   }
 
   /** List fields: `GET /v1/orgs/{orgId}/fields` (one page). */
-  listOrgFields(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<Field>> {
+  listOrgFields(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<Field>> {
     return this.listOf("fields", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/fields`, page after page. */
-  allOrgFields(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<Field> {
+  allOrgFields(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<Field> {
     return this.allOf("fields", params)
   }
 
@@ -765,11 +765,11 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List objects: `GET /v1/orgs/{orgId}/objects` (one page). */
-  listOrgObjects(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<OrgObject>> {
+  listOrgObjects(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<OrgObject>> {
     return this.listOf("objects", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/objects`, page after page. */
-  allOrgObjects(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<OrgObject> {
+  allOrgObjects(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<OrgObject> {
     return this.allOf("objects", params)
   }
 
@@ -780,20 +780,20 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List fields of an object: `GET /v1/orgs/{orgId}/objects/{objectId}/fields` (one page). */
-  listOrgObjectFields(params: { orgId: string; objectId: string | number; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<FieldOfAnObject>> {
+  listOrgObjectFields(params: { orgId: string; objectId: string | number; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<FieldOfAnObject>> {
     return this.listOf("objectFields", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/objects/{objectId}/fields`, page after page. */
-  allOrgObjectFields(params: { orgId: string; objectId: string | number; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<FieldOfAnObject> {
+  allOrgObjectFields(params: { orgId: string; objectId: string | number; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<FieldOfAnObject> {
     return this.allOf("objectFields", params)
   }
 
   /** List object usages: `GET /v1/orgs/{orgId}/objectUsages` (one page). */
-  listOrgObjectUsages(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<ObjectUsage>> {
+  listOrgObjectUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<ObjectUsage>> {
     return this.listOf("objectUsages", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/objectUsages`, page after page. */
-  allOrgObjectUsages(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<ObjectUsage> {
+  allOrgObjectUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<ObjectUsage> {
     return this.allOf("objectUsages", params)
   }
 
@@ -803,11 +803,11 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List installed packages: `GET /v1/orgs/{orgId}/installedPackages` (one page). */
-  listOrgInstalledPackages(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<InstalledPackage>> {
+  listOrgInstalledPackages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<InstalledPackage>> {
     return this.listOf("installedPackages", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/installedPackages`, page after page. */
-  allOrgInstalledPackages(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<InstalledPackage> {
+  allOrgInstalledPackages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<InstalledPackage> {
     return this.allOf("installedPackages", params)
   }
 
@@ -818,11 +818,11 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List issues: `GET /v1/orgs/{orgId}/issues` (one page). */
-  listOrgIssues(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number; fields?: string }): Promise<Page<Partial<Issue>>> {
+  listOrgIssues(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<Partial<Issue>>> {
     return this.listOf("issues", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/issues`, page after page. */
-  allOrgIssues(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number; fields?: string }): AsyncGenerator<Partial<Issue>> {
+  allOrgIssues(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<Partial<Issue>> {
     return this.allOf("issues", params)
   }
 
@@ -848,11 +848,11 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List license usages: `GET /v1/orgs/{orgId}/licenseUsages` (one page). */
-  listOrgLicenseUsages(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<LicenseUsage>> {
+  listOrgLicenseUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<LicenseUsage>> {
     return this.listOf("licenseUsages", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/licenseUsages`, page after page. */
-  allOrgLicenseUsages(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<LicenseUsage> {
+  allOrgLicenseUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<LicenseUsage> {
     return this.allOf("licenseUsages", params)
   }
 
@@ -863,11 +863,11 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List profiles: `GET /v1/orgs/{orgId}/sfProfiles` (one page). */
-  listOrgSfProfiles(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<Profile>> {
+  listOrgSfProfiles(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<Profile>> {
     return this.listOf("sfProfiles", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/sfProfiles`, page after page. */
-  allOrgSfProfiles(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<Profile> {
+  allOrgSfProfiles(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<Profile> {
     return this.allOf("sfProfiles", params)
   }
 
@@ -878,11 +878,11 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List permission sets: `GET /v1/orgs/{orgId}/permissionSets` (one page). */
-  listOrgPermissionSets(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<PermissionSet>> {
+  listOrgPermissionSets(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<PermissionSet>> {
     return this.listOf("permissionSets", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/permissionSets`, page after page. */
-  allOrgPermissionSets(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<PermissionSet> {
+  allOrgPermissionSets(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<PermissionSet> {
     return this.allOf("permissionSets", params)
   }
 
@@ -893,11 +893,11 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List login activity: `GET /v1/orgs/{orgId}/loginActivity` (one page). */
-  listOrgLoginActivity(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<LoginActivity>> {
+  listOrgLoginActivity(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<LoginActivity>> {
     return this.listOf("loginActivity", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/loginActivity`, page after page. */
-  allOrgLoginActivity(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<LoginActivity> {
+  allOrgLoginActivity(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<LoginActivity> {
     return this.allOf("loginActivity", params)
   }
 
@@ -907,11 +907,11 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List code counts: `GET /v1/orgs/{orgId}/codeCounts` (one page). */
-  listOrgCodeCounts(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<CodeCount>> {
+  listOrgCodeCounts(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<CodeCount>> {
     return this.listOf("codeCounts", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/codeCounts`, page after page. */
-  allOrgCodeCounts(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<CodeCount> {
+  allOrgCodeCounts(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<CodeCount> {
     return this.allOf("codeCounts", params)
   }
 
@@ -922,20 +922,20 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List class types: `GET /v1/orgs/{orgId}/classTypes` (one page). */
-  listOrgClassTypes(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<ClassType>> {
+  listOrgClassTypes(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<ClassType>> {
     return this.listOf("classTypes", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/classTypes`, page after page. */
-  allOrgClassTypes(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<ClassType> {
+  allOrgClassTypes(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<ClassType> {
     return this.allOf("classTypes", params)
   }
 
   /** List ESLint findings: `GET /v1/orgs/{orgId}/esLints` (one page). */
-  listOrgEsLints(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<ESLintFinding>> {
+  listOrgEsLints(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<ESLintFinding>> {
     return this.listOf("esLints", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/esLints`, page after page. */
-  allOrgEsLints(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<ESLintFinding> {
+  allOrgEsLints(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<ESLintFinding> {
     return this.allOf("esLints", params)
   }
 
@@ -946,11 +946,11 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List PMD violations: `GET /v1/orgs/{orgId}/pmds` (one page). */
-  listOrgPmdViolations(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<PMDViolation>> {
+  listOrgPmdViolations(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<PMDViolation>> {
     return this.listOf("pmds", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/pmds`, page after page. */
-  allOrgPmdViolations(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<PMDViolation> {
+  allOrgPmdViolations(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<PMDViolation> {
     return this.allOf("pmds", params)
   }
 
@@ -961,11 +961,11 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List metadata items: `GET /v1/orgs/{orgId}/items` (one page). */
-  listOrgItems(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<MetadataItem>> {
+  listOrgItems(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<MetadataItem>> {
     return this.listOf("items", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/items`, page after page. */
-  allOrgItems(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<MetadataItem> {
+  allOrgItems(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<MetadataItem> {
     return this.allOf("items", params)
   }
 
@@ -976,11 +976,11 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List flows: `GET /v1/orgs/{orgId}/flows` (one page). */
-  listOrgFlows(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<Flow>> {
+  listOrgFlows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<Flow>> {
     return this.listOf("flows", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/flows`, page after page. */
-  allOrgFlows(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<Flow> {
+  allOrgFlows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<Flow> {
     return this.allOf("flows", params)
   }
 
@@ -991,11 +991,11 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List triggers: `GET /v1/orgs/{orgId}/triggers` (one page). */
-  listOrgTriggers(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<Trigger>> {
+  listOrgTriggers(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<Trigger>> {
     return this.listOf("triggers", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/triggers`, page after page. */
-  allOrgTriggers(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<Trigger> {
+  allOrgTriggers(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<Trigger> {
     return this.allOf("triggers", params)
   }
 
@@ -1006,11 +1006,11 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List workflow rules: `GET /v1/orgs/{orgId}/workflows` (one page). */
-  listOrgWorkflows(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): Promise<Page<WorkflowRule>> {
+  listOrgWorkflows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<WorkflowRule>> {
     return this.listOf("workflows", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/workflows`, page after page. */
-  allOrgWorkflows(params: { orgId: string; filter?: string; sort?: string; limit?: number; offset?: number }): AsyncGenerator<WorkflowRule> {
+  allOrgWorkflows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<WorkflowRule> {
     return this.allOf("workflows", params)
   }
 

@@ -13,6 +13,9 @@ import { DEFAULT_NOW, orgInfo, type DemoOrgDef } from './orgs.ts'
 import { cloudUsageRecord, licenseRecords, limitRecords, packageRecords, scoreOf } from './platform.ts'
 import { buildSchema, fieldRecords, objectRecords, type ObjModel } from './schema.ts'
 import { DAY_MS, iso } from './util.ts'
+import { genericRecords } from './generic.ts'
+import type { CompiledResource } from '../runtime/registry.ts'
+import { importTargets } from '../runtime/bundle/import-bundle.ts'
 
 type Rec = Record<string, any>
 
@@ -117,9 +120,10 @@ const duration = (m: OrgModel) => (4 + Math.round(m.ctx.size.fields / 900)) * 60
 
 /**
  * The import bundle of scan `scanIndex` (an index into the org's scan history, oldest first). A failed scan
- * carries no data; a completed one carries every resource, issues and one recommendation per issue.
+ * carries no data; a completed one carries every resource, issues and one recommendation per issue. With `resources`,
+ * a resource the demo has no generator for gets generic records (demo/generic.ts).
  */
-export function demoBundle(def: DemoOrgDef, scanIndex: number, opts: { scale?: number; now?: Date } = {}): ScanBundle {
+export function demoBundle(def: DemoOrgDef, scanIndex: number, opts: { scale?: number; now?: Date; resources?: readonly CompiledResource[] } = {}): ScanBundle {
   const m = orgModel(def, opts.scale ?? 1, opts.now ?? DEFAULT_NOW)
   const { ctx } = m
   const s = def.scans[scanIndex]
@@ -136,9 +140,11 @@ export function demoBundle(def: DemoOrgDef, scanIndex: number, opts: { scale?: n
     issueKey: x.issueKey, title: x.title, category: x.category, priority: x.priority, effort: x.effort, namespace: x.namespace,
     impact: x.impact, affectedCount: x.affectedCount, firstDetectedDate: iso(ctx.times[first.get(x.issueKey)!] + duration(m)),
   }))
+  const data: ScanBundle['data'] = { ...scan.data, cloudUsage: scan.cloudUsage, issues, recommendations: scan.findings.map(recommendationOf) }
+  for (const c of importTargets(opts.resources ?? [])) if (!(c.name in data)) data[c.name] = c.decl.kind === 'singleton' ? genericRecords(c, v)[0] : genericRecords(c, v)
   return {
     org: orgInfo(def),
     scan: { status: 'completed', startedAt: iso(started), completedAt: iso(started + duration(m)), score: scoreOf(ctx, v) },
-    data: { ...scan.data, cloudUsage: scan.cloudUsage, issues, recommendations: scan.findings.map(recommendationOf) },
+    data,
   }
 }

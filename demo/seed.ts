@@ -66,7 +66,7 @@ export async function seedDemo(sql: postgres.Sql, resources: readonly CompiledRe
       }
       for (let i = 0; i < def.scans.length; i++) {
         const t0 = Date.now()
-        const bundle = demoBundle(def, i, { scale, now })
+        const bundle = demoBundle(def, i, { scale, now, resources })
         const fields = Array.isArray(bundle.data.fields) ? bundle.data.fields.length : 0
         const issues = Array.isArray(bundle.data.issues) ? bundle.data.issues.length : 0
         await importScan(sql, resources, accountId, bundle, (line) => progress(`  ${line.trim()}`))

@@ -7,10 +7,7 @@ import { ApiError } from './errors.ts'
 import type { CompiledResource } from './registry.ts'
 import { parseSort, type SortKey } from './sort.ts'
 import { parseRql, type RqlNode } from './rql/index.ts'
-
-export const DEFAULT_LIMIT = 50
-export const MAX_LIMIT = 200
-export const MAX_OFFSET = 2_147_483_647
+import { queryParam, type CompiledOperation } from './operations.ts'
 
 export type Surface = 'rest' | 'mcp'
 
@@ -61,37 +58,26 @@ function nonNegativeInt(raw: string, name: string, max: number): number {
   return n
 }
 
-function allowedParams(c: CompiledResource, op: 'list' | 'get'): Set<string> {
-  const s = new Set<string>((c.decl.extraParams ?? []).map((p) => p.name))
-  if (op === 'list') {
-    if (!c.decl.unpaged) s.add('limit').add('offset')
-    if (c.decl.filterable?.length) s.add('filter')
-    if (c.decl.sortable?.length) s.add('sort')
-    if (c.decl.sparseFields) s.add('fields')
-  }
-  return s
-}
-
-function rejectUnknown(c: CompiledResource, op: 'list' | 'get', q: QueryInput): void {
-  const allowed = allowedParams(c, op)
+function rejectUnknown(op: CompiledOperation, q: QueryInput): void {
   for (const name of q.keys()) {
-    if (!allowed.has(name)) {
+    if (!op.queryParams.some((p) => p.name === name)) {
       throw new ApiError('unknown_parameter', `Unknown query parameter "${name.slice(0, 64)}".`, {
         parameter: name.slice(0, 64),
-        allowed: [...allowed],
+        allowed: op.queryParams.map((p) => p.name),
       })
     }
   }
 }
 
-function extraOf(c: CompiledResource, q: QueryInput): Record<string, string[]> {
+function extraOf(op: CompiledOperation, q: QueryInput): Record<string, string[]> {
   const extra: Record<string, string[]> = Object.create(null)
-  for (const p of c.decl.extraParams ?? []) {
+  for (const p of op.queryParams) {
+    if (p.type !== 'strings') continue
     const v = q.get(p.name)
     if (!v) continue
-    if (v.length > 50) throw new ApiError('invalid_parameter', `${p.name} may be given at most 50 times.`, { parameter: p.name })
+    if (v.length > p.maxValues) throw new ApiError('invalid_parameter', `${p.name} may be given at most ${p.maxValues} times.`, { parameter: p.name })
     for (const s of v) {
-      if (s.length === 0 || s.length > 200) throw new ApiError('invalid_parameter', `${p.name} values must be 1 to 200 characters.`, { parameter: p.name })
+      if (s.length === 0 || s.length > p.maxValueLength) throw new ApiError('invalid_parameter', `${p.name} values must be 1 to ${p.maxValueLength} characters.`, { parameter: p.name })
       // PostgreSQL text cannot hold NUL, so no stored value has one (other control characters can be imported).
       if (s.includes('\u0000')) throw new ApiError('invalid_parameter', `${p.name} values must not contain NUL.`, { parameter: p.name })
     }
@@ -101,27 +87,32 @@ function extraOf(c: CompiledResource, q: QueryInput): Record<string, string[]> {
 }
 
 export function planList(c: CompiledResource, q: QueryInput, surface: Surface, parentId?: string): ListPlan {
-  rejectUnknown(c, 'list', q)
+  const op = c.ops.list!
+  rejectUnknown(op, q)
   let limit = Number.MAX_SAFE_INTEGER
   let requestedLimit: number | undefined
   let offset = 0
-  if (!c.decl.unpaged) {
+  const limits = queryParam(op, 'limit')
+  if (limits) {
     const rawLimit = single(q, 'limit')
-    limit = DEFAULT_LIMIT
+    limit = limits.default
     if (rawLimit !== undefined) {
       // One wording for every limit that is not a whole number of at least 1 (0, -1, 1.5, abc). Any whole number
       // above the maximum, however many digits it has, is clamped on REST (reported as `requestedLimit`, at most
       // 2^53 - 1 so that it stays an exact JSON number) and refused on MCP.
       if (!POSITIVE_INT.test(rawLimit)) throw new ApiError('invalid_parameter', 'limit must be a whole number of at least 1.', { parameter: 'limit' })
       const n = Number(rawLimit)
-      if (n > MAX_LIMIT) {
-        if (surface === 'mcp') throw new ApiError('invalid_parameter', `limit must be at most ${MAX_LIMIT}.`, { parameter: 'limit' })
+      if (n > limits.max) {
+        if (surface === 'mcp') throw new ApiError('invalid_parameter', `limit must be at most ${limits.max}.`, { parameter: 'limit' })
         requestedLimit = Math.min(n, Number.MAX_SAFE_INTEGER)
-        limit = MAX_LIMIT
+        limit = limits.max
       } else limit = n
     }
+  }
+  const offsets = queryParam(op, 'offset')
+  if (offsets) {
     const rawOffset = single(q, 'offset')
-    if (rawOffset !== undefined) offset = nonNegativeInt(rawOffset, 'offset', MAX_OFFSET)
+    if (rawOffset !== undefined) offset = nonNegativeInt(rawOffset, 'offset', offsets.max)
   }
   const rawFilter = single(q, 'filter')
   let filter = c.defaultFilter
@@ -129,21 +120,23 @@ export function planList(c: CompiledResource, q: QueryInput, surface: Surface, p
     filter = rawFilter.trim() === '' ? undefined : parseRql(rawFilter)
   }
   const rawSort = single(q, 'sort')
-  const sort = rawSort === undefined ? c.defaultSort : parseSort(rawSort, c.decl.sortable ?? [])
+  const sorts = queryParam(op, 'sort')
+  const sort = rawSort === undefined || !sorts ? c.defaultSort : parseSort(rawSort, sorts.fields, 'sort', sorts.maxLength)
   let fields: string[] | undefined
   const rawFields = single(q, 'fields')
-  if (rawFields !== undefined) {
+  const fieldset = queryParam(op, 'fields')
+  if (rawFields !== undefined && fieldset) {
     fields = []
     for (const f of rawFields.split(',').map((s) => s.trim())) {
-      if (!c.fields.has(f) || !c.listFieldNames.includes(f)) {
-        throw new ApiError('unknown_field', `Unknown field "${f.slice(0, 64)}" in fields.`, { parameter: 'fields', field: f.slice(0, 64), allowed: c.listFieldNames })
+      if (!fieldset.fields.includes(f)) {
+        throw new ApiError('unknown_field', `Unknown field "${f.slice(0, 64)}" in fields.`, { parameter: 'fields', field: f.slice(0, 64), allowed: fieldset.fields })
       }
       if (fields.includes(f)) throw new ApiError('invalid_parameter', `Field "${f}" is given twice in fields.`, { parameter: 'fields', field: f })
       fields.push(f)
     }
-    fields = c.listFieldNames.filter((n) => fields!.includes(n))
+    fields = fieldset.fields.filter((n) => fields!.includes(n))
   }
-  return { op: 'list', limit, requestedLimit, offset, filter, filterGiven: rawFilter !== undefined, sort, fields, extra: extraOf(c, q), parentId }
+  return { op: 'list', limit, requestedLimit, offset, filter, filterGiven: rawFilter !== undefined, sort, fields, extra: extraOf(op, q), parentId }
 }
 
 const B64URL = /^[A-Za-z0-9_-]+$/
@@ -175,6 +168,7 @@ export function decodeId(c: CompiledResource, raw: string): string {
 }
 
 export function planGet(c: CompiledResource, q: QueryInput, rawId?: string): GetPlan {
-  rejectUnknown(c, 'get', q)
-  return { op: 'get', id: rawId === undefined ? undefined : decodeId(c, rawId), extra: extraOf(c, q) }
+  const op = c.ops.get!
+  rejectUnknown(op, q)
+  return { op: 'get', id: rawId === undefined ? undefined : decodeId(c, rawId), extra: extraOf(op, q) }
 }

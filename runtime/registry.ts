@@ -7,6 +7,7 @@ import { isScalar, jsonText, sqlExpr, type FieldSpec } from './fields.ts'
 import { parseSort, type SortKey } from './sort.ts'
 import { compileFilter, parseRql, type RqlNode } from './rql/index.ts'
 import { isApiError } from './errors.ts'
+import { compileOperations, type CompiledOperation } from './operations.ts'
 
 export class RegistryError extends Error {
   constructor(message: string) {
@@ -30,6 +31,8 @@ export interface CompiledResource {
   readonly tiebreak: string | undefined
   /** Table and id column of the parent (objects/{objectId}/fields). */
   readonly parentTable: string | undefined
+  /** Its operations (runtime/operations.ts): what every surface serves, documents and generates from. */
+  readonly ops: { readonly list?: CompiledOperation; readonly get?: CompiledOperation }
 }
 
 const NAME = /^[a-z][A-Za-z0-9]*$/
@@ -129,7 +132,8 @@ function compileOne(r: Resource, byName: ReadonlyMap<string, Resource>): Compile
 
   const all = [...fields.keys()]
   const listFieldNames = r.listFields ? [...r.listFields] : all
-  return {
+  const ops: { list?: CompiledOperation; get?: CompiledOperation } = {}
+  const compiled: CompiledResource = {
     decl: r,
     name: r.name,
     fields,
@@ -140,7 +144,11 @@ function compileOne(r: Resource, byName: ReadonlyMap<string, Resource>): Compile
     defaultFilter,
     tiebreak,
     parentTable,
+    ops,
   }
+  // The operations point back at their resource: compiled once it exists.
+  Object.assign(ops, compileOperations(compiled))
+  return compiled
 }
 
 /** Validates and compiles the registry; throws RegistryError on the first bad declaration. */
@@ -156,14 +164,11 @@ export function compileRegistry(registry: readonly Resource[]): CompiledResource
   const tools = new Map<string, string>()
   for (const c of compiled) {
     const r = c.decl
-    const base = r.scope === 'org' ? `orgs/{orgId}/${r.path}` : r.path
-    const keys: string[] = []
-    if (r.operations.list) keys.push(base)
-    if (r.operations.get) keys.push(r.kind === 'singleton' ? base : `${base}/{${r.id!.param}}`)
-    for (const k of keys) {
-      const norm = k.replace(/\{[^}]+\}/g, '{}')
+    for (const op of [c.ops.list, c.ops.get]) {
+      if (!op) continue
+      const norm = op.path.replace(/\{[^}]+\}/g, '{}')
       const prev = routes.get(norm)
-      if (prev) throw new RegistryError(`resources "${prev}" and "${r.name}" both serve /v1/${k}`)
+      if (prev) throw new RegistryError(`resources "${prev}" and "${r.name}" both serve ${op.path}`)
       routes.set(norm, r.name)
     }
     for (const tool of [r.mcp.list, r.mcp.get]) {

@@ -1,5 +1,6 @@
 /** JSON:API sort strings (docs/contract.md §4.1): `-priority,effort`. Nulls sort below every value. */
 import { ApiError } from './errors.ts'
+import { MAX_SORT_LENGTH } from './limits.ts'
 
 export interface SortKey {
   field: string
@@ -9,9 +10,9 @@ export interface SortKey {
 const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 /** Parses and whitelists a sort string. `parameter` names the parameter in errors. */
-export function parseSort(input: string, sortable: readonly string[], parameter = 'sort'): SortKey[] {
+export function parseSort(input: string, sortable: readonly string[], parameter = 'sort', maxLength = MAX_SORT_LENGTH): SortKey[] {
   if (input.length === 0) throw new ApiError('invalid_parameter', 'sort must not be empty.', { parameter })
-  if (input.length > 512) throw new ApiError('invalid_parameter', 'sort is too long.', { parameter })
+  if (input.length > maxLength) throw new ApiError('invalid_parameter', 'sort is too long.', { parameter })
   const keys: SortKey[] = []
   const seen = new Set<string>()
   for (const raw of input.split(',')) {

@@ -12,6 +12,7 @@ Commands:
   export --org ID [--scan ID] [--format json|ndjson] [--out FILE]
                                            write the org's latest completed scan (or scan ID) as a bundle import reads
   docs [--out DIR]                         write the generated references (OpenAPI, REST, MCP, errors) and client types
+  scaffold resource NAME                   a new resource: its declaration, registry entry and migration (then npm run regen)
   accounts create --name N [--daily-limit N --monthly-limit N --email E]
   accounts list
   accounts update ID [--name N --daily-limit N --monthly-limit N --enhanced-mcp-security on|off --email-domain D --email E]
@@ -38,6 +39,9 @@ DATABASE_URL by serve, keys create and clients create; openssl rand -base64 48 m
     'Usage: orgscan serve [--port N] [--workers N] [--json]\nStarts the service; seeds demo data on the first start of an empty embedded database.\n' +
     '--workers N (ORGSCAN_WORKERS; default 1): N processes sharing the port, restarted when they die (needs DATABASE_URL).',
   migrate: 'Usage: orgscan migrate [--json]\nApplies pending migrations.',
+  scaffold:
+    'Usage: orgscan scaffold resource NAME [--json]\nWrites resources/<name>.ts (a typed declaration to edit), adds it to resources/index.ts and writes its\n' +
+    'migration (the DDL the declaration expects). NAME is camelCase and plural, e.g. validationRules. Then run npm run regen.',
   seed: 'Usage: orgscan seed [--scale X] [--json]\nFills deterministic demo data (accounts, orgs, scans). --scale between 0 and 10, default 1.',
   docs: 'Usage: orgscan docs [--out DIR] [--json]\nWrites docs/openapi.json, docs/reference/{rest,mcp,errors}.md and client/generated.ts from the registry (default: into this installation).',
   import:

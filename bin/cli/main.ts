@@ -162,6 +162,19 @@ async function command(argv: string[], io: CliIO): Promise<void> {
       }
       return print(!!values.json, { dir, files: [...files.keys()] }, () => `wrote ${[...files.keys()].map((f) => join(dir, f)).join(', ')}`)
     }
+    case 'scaffold': {
+      const { positionals, values } = parse(args, {}, 2)
+      if (positionals[0] !== 'resource' || !positionals[1]) throw new UsageError('Usage: orgscan scaffold resource NAME (e.g. validationRules).')
+      const { scaffoldResource } = await import('./scaffold.ts')
+      const root = new URL('../../', import.meta.url).pathname
+      const wrote = scaffoldResource(root, positionals[1], registry)
+      return print(!!values.json, wrote, () => [
+        `wrote ${wrote.declaration} (edit its fields to what the scanner reports)`,
+        `wrote ${wrote.migration} (the table the declaration expects; regenerate it with the drift test's DDL if you change the fields)`,
+        `updated ${wrote.index}`,
+        'next: npm run regen (OpenAPI, references, examples, MCP wire table, typed client, example bundle), then npm test',
+      ].join('\n'))
+    }
     case 'serve': {
       const { values } = parse(args, { port: { type: 'string' }, workers: { type: 'string' } })
       const port = intOption(values.port, 'port')

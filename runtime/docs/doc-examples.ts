@@ -2,7 +2,7 @@
  * Example calls and answers for the generated references (docs/reference/mcp.md and the OpenAPI document's
  * response examples), kept in docs/examples.json. They are real answers: test/docs/docs-examples.test.ts makes every
  * call against the demo data through the MCP SDK client and REST and fails when an answer differs from the file;
- * `npm run docs:examples` rewrites the file from the same calls (then run `npm run docs`).
+ * `npm run regen` rewrites the file from the same calls, then the references.
  */
 import { readFileSync } from 'node:fs'
 import type { CompiledResource } from '../registry.ts'

@@ -6,7 +6,7 @@
  */
 import type { CompiledResource } from '../registry.ts'
 import { ERROR_CODES, ERROR_HELP, type ErrorCode } from '../errors.ts'
-import { DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET } from '../plan.ts'
+import { queryParam, type CompiledOperation } from '../operations.ts'
 import { exampleFilter } from '../examples.ts'
 import { loadDocExamples, shown, type DocExamples } from './doc-examples.ts'
 import { camel } from './client-types.ts'
@@ -83,48 +83,46 @@ function param(name: string, where: 'path' | 'query', schema: JsonSchema, descri
 
 const ORG_ID_PARAM = param('orgId', 'path', { type: 'string', pattern: '^[A-Za-z0-9]{15}([A-Za-z0-9]{3})?$' }, "The org's 15- or 18-character id (both address the same org).")
 
-function pathOf(c: CompiledResource, op: 'list' | 'get'): string {
-  const base = c.decl.scope === 'org' ? `/v1/orgs/{orgId}/${c.decl.path}` : `/v1/${c.decl.path}`
-  return op === 'get' && c.decl.kind !== 'singleton' ? `${base}/{${c.decl.id!.param}}` : base
-}
-
-function listParams(c: CompiledResource): unknown[] {
-  const d = c.decl
+/** The parameters of an operation (runtime/operations.ts), as OpenAPI describes them. */
+function paramsOf(op: CompiledOperation): unknown[] {
   const ps: unknown[] = []
-  if (d.scope === 'org') ps.push(ORG_ID_PARAM)
-  if (d.parent) ps.push(param(d.parent.param, 'path', { type: 'integer' }, `Id of the parent ${d.parent.resource} record.`))
-  if (!d.unpaged) {
-    ps.push(param('limit', 'query', { type: 'integer', minimum: 1, default: DEFAULT_LIMIT }, `Records per page (default ${DEFAULT_LIMIT}). Values above ${MAX_LIMIT} are served with ${MAX_LIMIT}: \`meta.limit\` is ${MAX_LIMIT} and \`meta.requestedLimit\` the value asked for.`, false))
-    ps.push(param('offset', 'query', { type: 'integer', minimum: 0, maximum: MAX_OFFSET, default: 0 }, 'Records to skip; `links.next` gives the next page.', false))
+  for (const p of op.pathParams) {
+    if (p.type === 'orgId') ps.push(ORG_ID_PARAM)
+    else if (p.role === 'parent') ps.push(param(p.name, 'path', { type: 'integer' }, `Id of the parent ${p.resource} record.`))
+    else {
+      const schema: JsonSchema = p.encoding === 'int' ? { type: 'integer' } : { type: 'string' }
+      const how = p.encoding === 'base64url' ? ` (the ${p.field} encoded with Base64URL)` : ''
+      ps.push(param(p.name, 'path', schema, `The record's ${p.field}${how}.`))
+    }
   }
-  if (d.filterable?.length) {
-    const ex = exampleFilter(c)
-    // The example is in the text, not an `example` value: the reference page's "Try it out" fills a parameter with its
-    // example, which would replace the list's default filter on every try.
-    ps.push(param('filter', 'query', { type: 'string', maxLength: 4096 }, `RQL filter (docs/rql.md) on: ${d.filterable.join(', ')}.${d.defaultFilter ? ` Default: \`${d.defaultFilter}\`; a supplied filter replaces it, an empty one means none.` : ''}${ex ? ` Example: \`${ex}\`.` : ''}`, false, {
-      'x-filterable-fields': [...d.filterable],
-    }))
+  for (const p of op.queryParams) {
+    switch (p.type) {
+      case 'limit':
+        ps.push(param(p.name, 'query', { type: 'integer', minimum: p.min, default: p.default }, `Records per page (default ${p.default}). Values above ${p.max} are served with ${p.max}: \`meta.limit\` is ${p.max} and \`meta.requestedLimit\` the value asked for.`, false))
+        break
+      case 'offset':
+        ps.push(param(p.name, 'query', { type: 'integer', minimum: p.min, maximum: p.max, default: p.default }, 'Records to skip; `links.next` gives the next page.', false))
+        break
+      case 'filter': {
+        const ex = exampleFilter(op.resource)
+        // The example is in the text, not an `example` value: the reference page's "Try it out" fills a parameter with its
+        // example, which would replace the list's default filter on every try.
+        ps.push(param(p.name, 'query', { type: 'string', maxLength: p.maxLength }, `RQL filter (docs/rql.md) on: ${p.fields.join(', ')}.${p.defaultFilter ? ` Default: \`${p.defaultFilter}\`; a supplied filter replaces it, an empty one means none.` : ''}${ex ? ` Example: \`${ex}\`.` : ''}`, false, {
+          'x-filterable-fields': [...p.fields],
+        }))
+        break
+      }
+      case 'sort':
+        ps.push(param(p.name, 'query', { type: 'array', items: { type: 'string', enum: p.fields.flatMap((f) => [f, `-${f}`]) }, uniqueItems: true }, `Comma-separated sort keys, \`-\` for descending.${p.defaultSort ? ` Default: \`${p.defaultSort}\`.` : ''} Ties end with the record id ascending.`, false, { style: 'form', explode: false }))
+        break
+      case 'fields':
+        ps.push(param(p.name, 'query', { type: 'array', items: { type: 'string', enum: [...p.fields] }, uniqueItems: true }, 'Comma-separated fields to return (default all), in declaration order.', false, { style: 'form', explode: false }))
+        break
+      case 'strings':
+        ps.push(param(p.name, 'query', { type: 'array', items: { type: 'string' } }, `${p.description} Repeatable.`, false, { style: 'form', explode: true }))
+        break
+    }
   }
-  if (d.sortable?.length) {
-    ps.push(param('sort', 'query', { type: 'array', items: { type: 'string', enum: d.sortable.flatMap((f) => [f, `-${f}`]) }, uniqueItems: true }, `Comma-separated sort keys, \`-\` for descending.${d.defaultSort ? ` Default: \`${d.defaultSort}\`.` : ''} Ties end with the record id ascending.`, false, { style: 'form', explode: false }))
-  }
-  if (d.sparseFields) {
-    ps.push(param('fields', 'query', { type: 'array', items: { type: 'string', enum: [...c.listFieldNames] }, uniqueItems: true }, 'Comma-separated fields to return (default all), in declaration order.', false, { style: 'form', explode: false }))
-  }
-  for (const p of d.extraParams ?? []) ps.push(param(p.name, 'query', { type: 'array', items: { type: 'string' } }, `${p.description} Repeatable.`, false, { style: 'form', explode: true }))
-  return ps
-}
-
-function getParams(c: CompiledResource): unknown[] {
-  const d = c.decl
-  const ps: unknown[] = []
-  if (d.scope === 'org' || d.id?.param === 'orgId') ps.push(ORG_ID_PARAM)
-  if (d.id && d.kind !== 'singleton' && d.id.param !== 'orgId') {
-    const schema: JsonSchema = d.id.encoding === 'int' ? { type: 'integer' } : { type: 'string' }
-    const how = d.id.encoding === 'base64url' ? ` (the ${d.id.field} encoded with Base64URL)` : ''
-    ps.push(param(d.id.param, 'path', schema, `The record's ${d.id.field}${how}.`))
-  }
-  for (const p of d.extraParams ?? []) ps.push(param(p.name, 'query', { type: 'array', items: { type: 'string' } }, `${p.description} Repeatable.`, false, { style: 'form', explode: true }))
   return ps
 }
 
@@ -209,18 +207,17 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
     const listRecord = c.listFieldNames.length === all.length && !d.sparseFields ? ref(name) : recordJsonSchema(c.listFieldNames, c.fields, !d.sparseFields)
     tags.push({ name: d.title, description: d.description })
     /** One GET operation of the resource: the same shape for a list and a record, the 200 body apart. */
-    const operation = (op: 'list' | 'get', body: JsonSchema, ok: string, withQueryErrors: boolean) => {
-      const p = pathOf(c, op)
+    const operation = (op: CompiledOperation, body: JsonSchema, ok: string, withQueryErrors: boolean) => {
       const org = d.scope === 'org'
-      const tool = op === 'list' ? d.mcp.list! : d.mcp.get!
-      paths[p] = {
-        ...paths[p],
+      const tool = op.tool
+      paths[op.path] = {
+        ...paths[op.path],
         get: {
           operationId: camel(tool),
-          summary: op === 'list' ? d.mcp.listTitle : d.mcp.getTitle,
+          summary: op.title,
           description: d.description,
           tags: [d.title],
-          parameters: [...(op === 'list' ? listParams(c) : getParams(c)), ...(org ? [IF_NONE_MATCH] : [])],
+          parameters: [...paramsOf(op), ...(org ? [IF_NONE_MATCH] : [])],
           responses: {
             200: { description: ok, headers: { ...VERSION_REFS, ...RATE_REFS, ...(org ? CACHE_HEADERS : {}) }, content: { 'application/json': { schema: body, ...exampleOf(examples, tool) } } },
             ...(org ? { 304: notModified() } : {}),
@@ -229,11 +226,12 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
         },
       }
     }
-    if (d.operations.list) {
+    const { list, get } = c.ops
+    if (list) {
       const body = { type: 'object', required: ['data', 'meta', 'links'], properties: { data: { type: 'array', items: listRecord }, meta: ref('ListMeta'), links: ref('Links') } }
-      operation('list', body, d.unpaged ? 'Every record, in one page.' : 'A page of records.', !!(d.filterable?.length || d.sortable?.length || d.sparseFields))
+      operation(list, body, queryParam(list, 'limit') ? 'A page of records.' : 'Every record, in one page.', list.queryParams.some((p) => p.type === 'filter' || p.type === 'sort' || p.type === 'fields'))
     }
-    if (d.operations.get) operation('get', { type: 'object', required: ['data'], properties: { data: ref(name) } }, 'The record.', false)
+    if (get) operation(get, { type: 'object', required: ['data'], properties: { data: ref(name) } }, 'The record.', false)
   }
   const quota = (withOrg: boolean) => ({
     get: {

@@ -6,7 +6,8 @@
 import type { FieldSpec } from '../fields.ts'
 import type { CompiledResource } from '../registry.ts'
 import { ERROR_CODES, ERROR_HELP, type ErrorCode } from '../errors.ts'
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../plan.ts'
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../limits.ts'
+import { allOperations, queryParam } from '../operations.ts'
 import { exampleFilter } from '../examples.ts'
 import type { McpCatalog } from '../mcp/server.ts'
 import { listedLookups, VALUES_TEMPLATE } from '../mcp/lookups.ts'
@@ -34,11 +35,6 @@ function typeOf(s: FieldSpec): string {
   return s.nullable ? `${base} or null` : base
 }
 
-function pathOf(c: CompiledResource, op: 'list' | 'get'): string {
-  const base = c.decl.scope === 'org' ? `/v1/orgs/{orgId}/${c.decl.path}` : `/v1/${c.decl.path}`
-  return op === 'get' && c.decl.kind !== 'singleton' ? `${base}/{${c.decl.id!.param}}` : base
-}
-
 export function restReference(resources: readonly CompiledResource[]): string {
   const out: string[] = [BANNER, '', '# REST reference', '']
   out.push(
@@ -55,22 +51,26 @@ export function restReference(resources: readonly CompiledResource[]): string {
     '| endpoint | what |',
     '|---|---|',
   )
-  for (const c of resources) {
-    if (c.decl.operations.list) out.push(`| \`GET ${pathOf(c, 'list')}\` | ${cell(c.decl.mcp.listTitle!)} |`)
-    if (c.decl.operations.get) out.push(`| \`GET ${pathOf(c, 'get')}\` | ${cell(c.decl.mcp.getTitle!)} |`)
-  }
+  for (const op of allOperations(resources)) out.push(`| \`${op.method} ${op.path}\` | ${cell(op.title)} |`)
   out.push('| `GET /v1/account/quota`, `GET /v1/orgs/{orgId}/quota` | The account quota (free) |', '| `GET /` | Versions (unauthenticated) |', '')
   for (const c of resources) {
     const d = c.decl
     out.push(`## ${d.plural ?? `${d.title}s`}`, '', d.description, '')
-    if (d.operations.list) out.push(`- \`GET ${pathOf(c, 'list')}\`${d.unpaged ? ' — every record in one page (no `limit`/`offset`)' : ''}`)
-    if (d.operations.get) out.push(`- \`GET ${pathOf(c, 'get')}\`${d.id?.encoding === 'base64url' ? ` — \`${d.id.param}\` is the ${d.id.field} encoded with Base64URL` : ''}`)
-    if (d.filterable?.length) out.push(`- filter on: ${d.filterable.map((f) => `\`${f}\``).join(', ')}${d.defaultFilter ? `; default filter \`${d.defaultFilter}\` (a supplied filter replaces it)` : ''}`)
+    const { list, get } = c.ops
+    if (list) out.push(`- \`${list.method} ${list.path}\`${queryParam(list, 'limit') ? '' : ' — every record in one page (no `limit`/`offset`)'}`)
+    if (get) {
+      const id = get.pathParams.find((p) => p.type === 'id' && p.role === 'record')
+      out.push(`- \`${get.method} ${get.path}\`${id?.type === 'id' && id.encoding === 'base64url' ? ` — \`${id.name}\` is the ${id.field} encoded with Base64URL` : ''}`)
+    }
+    const filter = list && queryParam(list, 'filter')
+    if (filter) out.push(`- filter on: ${filter.fields.map((f) => `\`${f}\``).join(', ')}${filter.defaultFilter ? `; default filter \`${filter.defaultFilter}\` (a supplied filter replaces it)` : ''}`)
     const ex = exampleFilter(c)
-    if (ex) out.push(`- example: \`${pathOf(c, 'list')}?filter=${ex}\``)
-    if (d.sortable?.length) out.push(`- sort on: ${d.sortable.map((f) => `\`${f}\``).join(', ')}${d.defaultSort ? `; default \`${d.defaultSort}\`` : ''}`)
-    if (d.sparseFields) out.push('- `fields`: a comma-separated subset of the list fields')
-    for (const p of d.extraParams ?? []) out.push(`- \`${p.name}\` (repeatable, up to 50 values of 1–200 characters): ${p.description}`)
+    if (ex && list) out.push(`- example: \`${list.path}?filter=${ex}\``)
+    const sort = list && queryParam(list, 'sort')
+    if (sort) out.push(`- sort on: ${sort.fields.map((f) => `\`${f}\``).join(', ')}${sort.defaultSort ? `; default \`${sort.defaultSort}\`` : ''}`)
+    if (list && queryParam(list, 'fields')) out.push('- `fields`: a comma-separated subset of the list fields')
+    const extras = [...(list?.queryParams ?? get?.queryParams ?? [])].filter((p) => p.type === 'strings')
+    for (const p of extras) if (p.type === 'strings') out.push(`- \`${p.name}\` (repeatable, up to ${p.maxValues} values of 1–${p.maxValueLength} characters): ${p.description}`)
     out.push('', '| field | type | description |', '|---|---|---|')
     const inList = new Set(c.listFieldNames)
     for (const [name, spec] of c.fields) out.push(`| \`${name}\`${inList.has(name) || !d.listFields ? '' : ' (single record only)'} | ${cell(typeOf(spec))} | ${cell(spec.description ?? '')} |`)

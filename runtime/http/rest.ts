@@ -19,6 +19,7 @@ import type { Surface } from '../plan.ts'
 import type { Routes } from './server.ts'
 import type { ReadResult } from '../read.ts'
 import { releaseWhenWritten } from './response-done.ts'
+import { allOperations } from '../operations.ts'
 
 export const VERSION_HEADER = 'X-Orgscan-API-Version'
 
@@ -103,13 +104,8 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
     })
   }
 
-  for (const c of ctx.resources) {
-    const d = c.decl
-    const base = d.scope === 'org' ? `/v1/orgs/:orgId/${d.path}` : `/v1/${d.path}`
-    const fmw = base.replace(/\{([A-Za-z]+)\}/g, ':$1')
-    const read = (op: 'list' | 'get') => handle((params, qs) => ({ kind: 'read', resource: c, op, params, query: () => parseQuery(qs) }))
-    if (d.operations.list) add(fmw, read('list'))
-    if (d.operations.get) add(d.kind === 'singleton' ? fmw : `${fmw}/:${d.id!.param}`, read('get'))
+  for (const op of allOperations(ctx.resources)) {
+    add(op.route, handle((params, qs) => ({ kind: 'read', resource: op.resource, op: op.kind, params, query: () => parseQuery(qs) })))
   }
 
   // The OpenAPI document: unauthenticated, free, built once from the registry.

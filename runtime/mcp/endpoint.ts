@@ -24,7 +24,7 @@ import type { ServiceContext } from '../service-context.ts'
 import { versionState } from '../versions/state.ts'
 import { readBody, RPC, sendRpcApiError, sendRpcError, sendWebResponse, toWebRequest } from './http-io.ts'
 import { refuseHostOrOrigin } from './origin.ts'
-import { authInfoOf, callTool, createMcpServer, type McpCatalog, type McpServerDeps } from './server.ts'
+import { authInfoOf, dispatchTool, createMcpServer, type McpCatalog, type McpServerDeps } from './server.ts'
 import type { McpTool } from './resource-tools.ts'
 import { LegacyMux } from './legacy-mux.ts'
 import { RawJson, spliceRawJson } from './tool-results.ts'
@@ -84,7 +84,7 @@ function plainRequest(body: unknown): PlainRequest | undefined {
  * context and promise hops per request): params of exactly `name`, naming a tool of the catalog, and, if present,
  * `arguments`, a JSON object — what the SDK's request schema accepts. Anything else (an unknown tool, a task,
  * arguments of another type) is the SDK's to answer or refuse. The answer is the one the SDK would give, byte for
- * byte (`callTool` is shared; test/mcp/mcp-direct-calls.test.ts compares the two for every tool), except that the SDK
+ * byte (`dispatchTool` is shared; test/mcp/mcp-direct-calls.test.ts compares the two for every tool), except that the SDK
  * would check a result against its schema, which the catalog's results are built to pass.
  */
 export function directToolCall(m: PlainRequest, tools: ReadonlyMap<string, McpTool>): { tool: McpTool; args: Record<string, unknown> | undefined } | undefined {
@@ -259,7 +259,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
       let answer: JSONRPCMessage | undefined
       if (direct) {
         // The SDK's answer: {result, jsonrpc, id}, in that order.
-        answer = { result: await callTool(serverDeps, direct.tool, direct.args, principal, rawJson), jsonrpc: '2.0', id: id as string | number } as JSONRPCMessage
+        answer = { result: await dispatchTool(serverDeps, direct.tool.definition.name, direct.args, principal, rawJson), jsonrpc: '2.0', id: id as string | number } as JSONRPCMessage
       } else {
         await connected
         const auth = authInfoOf(principal)

@@ -5,7 +5,8 @@
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server'
 import { isApiError } from '../errors.ts'
-import { MAX_LIMIT, DEFAULT_LIMIT, planGet, planList } from '../plan.ts'
+import { planGet, planList } from '../plan.ts'
+import { allOperations, fillPath, queryParam, type CompiledOperation } from '../operations.ts'
 import { compileFilter } from '../rql/index.ts'
 import { renderRead, renderReadParts } from '../envelope.ts'
 import { exampleFilter } from '../examples.ts'
@@ -59,47 +60,50 @@ function listingTool(c: CompiledResource, all: readonly CompiledResource[]): str
   return r?.decl.mcp.list
 }
 
-/** The orgId argument: of every org-scoped tool, and of the tool that gets one org. */
-function orgArgs(c: CompiledResource, orgsTool: string, op: 'list' | 'get'): ArgSpec[] {
-  if (c.decl.scope !== 'org' && !(op === 'get' && c.decl.id?.param === ORG_ID)) return []
-  return [{ name: ORG_ID, in: 'path', required: true, kind: { type: 'string', max: 18 }, description: `The org's 15- or 18-character id; ${orgsTool} lists them.` }]
-}
-
-function listArgs(c: CompiledResource, all: readonly CompiledResource[], orgsTool: string): ArgSpec[] {
-  const d = c.decl
-  const args = orgArgs(c, orgsTool, 'list')
-  if (d.parent) {
-    const parent = all.find((x) => x.name === d.parent!.resource)
-    args.push({ name: d.parent.param, in: 'path', required: true, kind: { type: 'id', encoding: 'int' }, description: `Id of the parent record; ${parent?.decl.mcp.list ?? 'its list tool'} lists them.` })
+/**
+ * The tool's arguments: the operation's path and query parameters, under the same names (runtime/operations.ts), each
+ * with what an assistant needs to fill it: its limits and where its values come from.
+ */
+function argSpecs(op: CompiledOperation, all: readonly CompiledResource[], orgsTool: string): ArgSpec[] {
+  const c = op.resource
+  const args: ArgSpec[] = []
+  for (const p of op.pathParams) {
+    if (p.type === 'orgId') {
+      args.push({ name: p.name, in: 'path', required: true, kind: { type: 'string', max: 18 }, description: `The org's 15- or 18-character id; ${orgsTool} lists them.` })
+    } else if (p.role === 'parent') {
+      const parent = all.find((x) => x.name === p.resource)
+      args.push({ name: p.name, in: 'path', required: true, kind: { type: 'id', encoding: p.encoding }, description: `Id of the parent record; ${parent?.decl.mcp.list ?? 'its list tool'} lists them.` })
+    } else {
+      const from = listingTool(c, all)
+      const as = p.encoding === 'base64url' ? ', exactly as listed (no encoding)' : ''
+      args.push({ name: p.name, in: 'path', required: true, kind: { type: 'id', encoding: p.encoding }, description: `The record's ${p.field}${as}${from ? `; ${from} lists them` : ''}.` })
+    }
   }
-  if (!d.unpaged) {
-    args.push({ name: 'limit', in: 'query', kind: { type: 'integer', min: 1, max: MAX_LIMIT }, default: DEFAULT_LIMIT, description: `Records per call, 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}); more than ${MAX_LIMIT} is rejected.` })
-    args.push({ name: 'offset', in: 'query', kind: { type: 'integer', min: 0 }, default: 0, description: 'Records to skip: the previous offset plus limit gives the next page.' })
+  for (const p of op.queryParams) {
+    switch (p.type) {
+      case 'limit':
+        args.push({ name: p.name, in: 'query', kind: { type: 'integer', min: p.min, max: p.max }, default: p.default, description: `Records per call, ${p.min} to ${p.max} (default ${p.default}); more than ${p.max} is rejected.` })
+        break
+      case 'offset':
+        args.push({ name: p.name, in: 'query', kind: { type: 'integer', min: p.min }, default: p.default, description: 'Records to skip: the previous offset plus limit gives the next page.' })
+        break
+      case 'filter': {
+        const ex = exampleFilter(c)
+        const dflt = p.defaultFilter ? ` Without it, ${p.defaultFilter} applies; an empty filter means none.` : ''
+        args.push({ name: p.name, in: 'query', kind: { type: 'string', max: p.maxLength }, description: `RQL filter on ${p.fields.join(', ')}${ex ? `, e.g. ${ex}` : ''}.${dflt}` })
+        break
+      }
+      case 'sort':
+        args.push({ name: p.name, in: 'query', kind: { type: 'string', max: p.maxLength }, description: `Comma-separated fields, a leading - for descending, among ${p.fields.join(', ')}${p.defaultSort ? `; default ${p.defaultSort}` : ''}.` })
+        break
+      case 'fields':
+        args.push({ name: p.name, in: 'query', kind: { type: 'string', max: p.maxLength }, description: `Comma-separated subset of the fields to return: ${p.fields.join(', ')}; default all.` })
+        break
+      case 'strings':
+        args.push({ name: p.name, in: 'query', kind: { type: 'strings', max: p.maxValues }, description: p.description })
+        break
+    }
   }
-  if (d.filterable?.length) {
-    const ex = exampleFilter(c)
-    const dflt = d.defaultFilter ? ` Without it, ${d.defaultFilter} applies; an empty filter means none.` : ''
-    args.push({ name: 'filter', in: 'query', kind: { type: 'string', max: 4096 }, description: `RQL filter on ${d.filterable.join(', ')}${ex ? `, e.g. ${ex}` : ''}.${dflt}` })
-  }
-  if (d.sortable?.length) {
-    args.push({ name: 'sort', in: 'query', kind: { type: 'string', max: 512 }, description: `Comma-separated fields, a leading - for descending, among ${d.sortable.join(', ')}${d.defaultSort ? `; default ${d.defaultSort}` : ''}.` })
-  }
-  if (d.sparseFields) {
-    args.push({ name: 'fields', in: 'query', kind: { type: 'string', max: 1024 }, description: `Comma-separated subset of the fields to return: ${c.listFieldNames.join(', ')}; default all.` })
-  }
-  for (const p of d.extraParams ?? []) args.push({ name: p.name, in: 'query', kind: { type: 'strings', max: 50 }, description: p.description })
-  return args
-}
-
-function getArgs(c: CompiledResource, all: readonly CompiledResource[], orgsTool: string): ArgSpec[] {
-  const d = c.decl
-  const args = orgArgs(c, orgsTool, 'get')
-  if (d.id && d.kind !== 'singleton' && d.id.param !== ORG_ID) {
-    const from = listingTool(c, all)
-    const as = d.id.encoding === 'base64url' ? ', exactly as listed (no encoding)' : ''
-    args.push({ name: d.id.param, in: 'path', required: true, kind: { type: 'id', encoding: d.id.encoding }, description: `The record's ${d.id.field}${as}${from ? `; ${from} lists them` : ''}.` })
-  }
-  for (const p of d.extraParams ?? []) args.push({ name: p.name, in: 'query', kind: { type: 'strings', max: 50 }, description: p.description })
   return args
 }
 
@@ -124,19 +128,23 @@ function getOutput(c: CompiledResource): JsonSchema {
   return { $schema: JSON_SCHEMA_DIALECT, type: 'object', properties: { data: recordJsonSchema(names, c.fields, true) }, required: ['data'] }
 }
 
-function describe(c: CompiledResource, op: 'list' | 'get', all: readonly CompiledResource[], orgsTool: string): string {
+function describe(op: CompiledOperation, all: readonly CompiledResource[], orgsTool: string): string {
+  const c = op.resource
   const d = c.decl
   const parts = [d.description]
   const org = d.scope === 'org' ? ` orgId comes from ${orgsTool}.` : ''
-  if (op === 'list') {
-    const paging = d.unpaged ? 'every record in one call' : `up to limit records per call (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}); when meta.hasMore is true, call again with offset increased by limit`
+  if (op.kind === 'list') {
+    const limit = queryParam(op, 'limit')
+    const paging = !limit ? 'every record in one call' : `up to limit records per call (default ${limit.default}, at most ${limit.max}); when meta.hasMore is true, call again with offset increased by limit`
     parts.push(`Returns {data, meta, links}: ${paging}.${org}`)
-    if (d.parent) parts.push(`${d.parent.param} comes from ${all.find((x) => x.name === d.parent!.resource)?.decl.mcp.list}.`)
-    if (d.filterable?.length) {
+    for (const p of op.pathParams) if (p.type === 'id' && p.role === 'parent') parts.push(`${p.name} comes from ${all.find((x) => x.name === p.resource)?.decl.mcp.list}.`)
+    const filter = queryParam(op, 'filter')
+    if (filter) {
       const ex = exampleFilter(c)
-      parts.push(`filter (RQL) on ${d.filterable.join(', ')}${ex ? `, e.g. ${ex}` : ''}${d.defaultFilter ? `; without a filter, ${d.defaultFilter} applies` : ''}.`)
+      parts.push(`filter (RQL) on ${filter.fields.join(', ')}${ex ? `, e.g. ${ex}` : ''}${filter.defaultFilter ? `; without a filter, ${filter.defaultFilter} applies` : ''}.`)
     }
-    if (d.sortable?.length) parts.push(`sort on ${d.sortable.join(', ')} (- for descending)${d.defaultSort ? `; default ${d.defaultSort}` : ''}.`)
+    const sort = queryParam(op, 'sort')
+    if (sort) parts.push(`sort on ${sort.fields.join(', ')} (- for descending)${sort.defaultSort ? `; default ${sort.defaultSort}` : ''}.`)
     return parts.join(' ')
   }
   if (d.kind === 'singleton') {
@@ -151,23 +159,22 @@ function describe(c: CompiledResource, op: 'list' | 'get', all: readonly Compile
 }
 
 /** The REST path and query string equivalent to a call, for the envelope's links. */
-function restTarget(c: CompiledResource, params: Record<string, string | undefined>, query: Map<string, string[]>): { path: string; qs: string } {
-  let path = c.decl.scope === 'org' ? `/v1/orgs/${params.orgId}/${c.decl.path}` : `/v1/${c.decl.path}`
-  path = path.replace(/\{([A-Za-z]+)\}/g, (_m, p: string) => encodeURIComponent(params[p] ?? ''))
+function restTarget(op: CompiledOperation, params: Record<string, string | undefined>, query: Map<string, string[]>): { path: string; qs: string } {
+  const path = fillPath(op, params)
   const qs = new URLSearchParams()
   for (const [k, vs] of query) for (const v of vs) qs.append(k, v)
   return { path, qs: qs.toString() }
 }
 
-function tool(c: CompiledResource, op: 'list' | 'get', all: readonly CompiledResource[], orgsTool: string): McpTool {
+function tool(operation: CompiledOperation, all: readonly CompiledResource[], orgsTool: string): McpTool {
+  const c = operation.resource
   const d = c.decl
-  const name = op === 'list' ? d.mcp.list! : d.mcp.get!
-  const title = op === 'list' ? d.mcp.listTitle! : d.mcp.getTitle!
-  const specs = op === 'list' ? listArgs(c, all, orgsTool) : getArgs(c, all, orgsTool)
+  const { tool: name, title, kind: op } = operation
+  const specs = argSpecs(operation, all, orgsTool)
   const definition: Tool = {
     name,
     title,
-    description: describe(c, op, all, orgsTool),
+    description: describe(operation, all, orgsTool),
     inputSchema: argsSchema(specs) as Tool['inputSchema'],
     outputSchema: withErrorResult(op === 'list' ? listOutput(c) : getOutput(c)) as Tool['outputSchema'],
     annotations: readOnlyAnnotations(title),
@@ -203,7 +210,7 @@ function tool(c: CompiledResource, op: 'list' | 'get', all: readonly CompiledRes
       if (!out.ok) return errorResult(out.error, out.rate, c)
       if (out.kind !== 'read') throw new Error('a read operation answered with another kind of outcome')
       const r = out.result
-      const target = restTarget(c, params, parsed!.query)
+      const target = restTarget(operation, params, parsed!.query)
       // Bytes (the cache's, or as the database sent them) to a transport that writes them; text to any other.
       const body = r.dataBytes && ctx.rawJson ? renderReadParts(r as typeof r & { dataBytes: Buffer }, target.path, target.qs) : renderRead(r, target.path, target.qs)
       if (r.kind === 'one') return jsonResult(`One ${d.title.toLowerCase()} in structuredContent.data.`, body, ctx.rawJson, r.release)
@@ -218,10 +225,5 @@ function tool(c: CompiledResource, op: 'list' | 'get', all: readonly CompiledRes
 /** Every list and get tool of the registry, in registry order. */
 export function resourceTools(resources: readonly CompiledResource[]): McpTool[] {
   const orgsTool = resources.find((c) => c.decl.scope === 'account' && c.decl.operations.list)?.decl.mcp.list ?? 'the org list'
-  const out: McpTool[] = []
-  for (const c of resources) {
-    if (c.decl.operations.list) out.push(tool(c, 'list', resources, orgsTool))
-    if (c.decl.operations.get) out.push(tool(c, 'get', resources, orgsTool))
-  }
-  return out
+  return allOperations(resources).map((op) => tool(op, resources, orgsTool))
 }

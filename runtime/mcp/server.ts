@@ -134,11 +134,7 @@ export function createMcpServer(d: McpServerDeps): Server {
     noCursor('tools/list', req.params)
     return { tools: definitions }
   })
-  server.setRequestHandler('tools/call', async (req, ctx): Promise<CallToolResult> => {
-    const tool = catalog.tools.get(req.params.name)
-    if (!tool) throw invalid(`Unknown tool: ${req.params.name}`)
-    return callTool(d, tool, req.params.arguments, principalOf(ctx), (ctx.http?.authInfo?.extra as { rawJson?: RawJson } | undefined)?.rawJson)
-  })
+  server.setRequestHandler('tools/call', (req, ctx) => dispatchTool(d, req.params.name, req.params.arguments, principalOf(ctx), (ctx.http?.authInfo?.extra as { rawJson?: RawJson } | undefined)?.rawJson))
 
   server.setRequestHandler('prompts/list', async (req) => {
     noCursor('prompts/list', req.params)
@@ -198,12 +194,14 @@ export function createMcpServer(d: McpServerDeps): Server {
 }
 
 /**
- * One `tools/call` of a tool of the catalog, for a caller: the scope check, the run (a failure is logged and answered
- * as the error result `toApiError` classifies it as, never thrown) and the metrics. The SDK's handler above and the
- * endpoint's direct way for plain 2025-era calls (endpoint.ts) both call it, so the two answer alike.
+ * The one way a tool of the catalog is called, for a caller: the lookup (an unknown tool is a −32602 protocol error),
+ * the scope check, the run (a failure is logged and answered as the error result `toApiError` classifies it as, never
+ * thrown) and the metrics. The SDK's `tools/call` handler above, the endpoint's direct way for plain 2025-era calls (endpoint.ts) and
+ * a tool calling another (`ToolContext.callTool`) all come here, so they answer alike.
  */
-export async function callTool(d: McpServerDeps, tool: McpTool, args: unknown, principal: Principal, rawJson: RawJson | undefined): Promise<CallToolResult> {
-  const name = tool.definition.name
+export async function dispatchTool(d: McpServerDeps, name: string, args: unknown, principal: Principal, rawJson: RawJson | undefined): Promise<CallToolResult> {
+  const tool = d.catalog.tools.get(name)
+  if (!tool) throw invalid(`Unknown tool: ${name}`)
   const need: McpScope = tool.scope
   if (!scopesOf(principal).includes(need)) {
     return errorResult(new ApiError('forbidden', `${name} needs the ${need} scope, which this credential was not granted.`, { scope: need }))
@@ -222,17 +220,7 @@ export async function callTool(d: McpServerDeps, tool: McpTool, args: unknown, p
 }
 
 function toolContext(d: McpServerDeps, principal: Principal, rawJson: RawJson | undefined): ToolContext {
-  const c: ToolContext = {
-    principal,
-    rawJson,
-    pipeline: d.pipeline,
-    callTool: (name, args) => {
-      const tool = d.catalog.tools.get(name)
-      if (!tool) throw invalid(`Unknown tool: ${name}`)
-      return tool.run(args, c)
-    },
-  }
-  return c
+  return { principal, rawJson, pipeline: d.pipeline, callTool: (name, args) => dispatchTool(d, name, args, principal, rawJson) }
 }
 
 /** The ids of the orgs the principal sees (a free read: completing an argument costs no quota). */

@@ -2,7 +2,7 @@
  * The example calls of the references (docs/examples.json, shown in docs/reference/mcp.md and as the OpenAPI
  * document's response examples) are real: every registry tool is called with its example arguments through the
  * official MCP SDK client against the demo data, the same request is made over REST, and both answers must equal
- * the committed example. `npm run docs:examples` (UPDATE_DOC_EXAMPLES=1) rewrites the file from these calls.
+ * the committed example. `npm run regen` (UPDATE_DOC_EXAMPLES=1 here) rewrites the file from these calls.
  */
 import { t } from '../helpers/file-test.ts'
 import { readFileSync, writeFileSync } from 'node:fs'

@@ -20,7 +20,7 @@ embeddedRunOnly(t, 'The generated reference')
 const resources = compileRegistry(registry)
 const root = new URL('../../', import.meta.url)
 
-t.test('the committed references equal the generator\'s output (run `npm run docs` after changing a declaration)', async (t) => {
+t.test('the committed references equal the generator\'s output (run `npm run regen` after changing a declaration)', async (t) => {
   for (const [rel, text] of generateDocs(resources, prompts)) {
     let committed = ''
     try {
