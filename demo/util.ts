@@ -50,6 +50,11 @@ export function clamp(x: number, lo: number, hi: number): number {
   return Math.min(hi, Math.max(lo, x))
 }
 
+/** A count with its noun, singular or plural: `1 user`, `1,204 users`. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`
+}
+
 /** Sanitises a name for use inside an issue key: `Acme ERP Sync` → `Acme_ERP_Sync`. */
 export function keyPart(name: string): string {
   return name.replace(/[^A-Za-z0-9_.]+/g, '_').replace(/^_+|_+$/g, '')
