@@ -300,7 +300,7 @@ export interface Issue {
   namespace: string | null
   /** What the issue affects or risks, in a sentence. */
   impact: string
-  /** How many items (fields, profiles, apps, …) the issue affects. */
+  /** How many things the issue affects, as its title counts them: users for a permission grant, fields, apps, records, … otherwise. */
   affectedCount: number
   /** When a scan of the org first found the issue. */
   firstDetectedDate: string

@@ -34,7 +34,7 @@ export const issues = defineResource({
     effort: f.int({ description: '1 (trivial) – 5 (major).' }),
     namespace: f.text({ nullable: true, description: 'Namespace of the managed package the issue comes from; null for issues in the org\'s own configuration.' }),
     impact: f.text({ description: 'What the issue affects or risks, in a sentence.' }),
-    affectedCount: f.int({ description: 'How many items (fields, profiles, apps, …) the issue affects.' }),
+    affectedCount: f.int({ description: 'How many things the issue affects, as its title counts them: users for a permission grant, fields, apps, records, … otherwise.' }),
     firstDetectedDate: f.ts({ description: 'When a scan of the org first found the issue.' }),
     scanId: f.int({ expr: 't.scan_id', description: 'The scan the issue was read from.' }),
   },
