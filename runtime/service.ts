@@ -288,8 +288,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         log.info({ msg: 'draining: no new connections; answers in progress finish with Connection: close', inFlight: lifecycle.inFlight, graceMs })
         const stopped = Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))))
         const until = Date.now() + graceMs
-        // Nothing in progress is decided only after a poll for I/O: a request a client had sent on an open connection
-        // is read (and counted) first, so it is answered rather than cut with its connection.
+        // That nothing is in progress is decided only after a poll for I/O: a request a client had sent on an open
+        // connection is read (and counted) first, so it is answered rather than cut with its connection.
         do {
           while (lifecycle.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
           await afterPoll()
