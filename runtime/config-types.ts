@@ -47,6 +47,12 @@ export interface Config {
    * answers holds them in the server (and pins response-cache segments) no longer than this.
    */
   idleSocketMs: number
+  /**
+   * How long a keep-alive connection may wait for its next request, ms (`Keep-Alive: timeout=` in whole seconds): keep
+   * it above a load balancer's idle timeout. While a connection waits for its next request this replaces
+   * `idleSocketMs`.
+   */
+  keepAliveMs: number
   /** The time a request's head and body have to arrive, ms: past it, a 400 and the connection closed. */
   requestTimeoutMs: number
   /** One JSON line per request on stderr (`orgscan serve`). */

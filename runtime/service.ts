@@ -15,7 +15,7 @@ import { createAuthenticate } from './auth/authenticate.ts'
 import { createLogger, type Logger } from './log.ts'
 import type { ServiceContext } from './service-context.ts'
 import { buildDiscoveryRoutes, buildRestRouter, restVersionHeaders } from './http/rest.ts'
-import { createHttpServer, type HttpServerOptions } from './http/server.ts'
+import { afterPoll, createHttpServer, type HttpServerOptions } from './http/server.ts'
 import { buildReferenceRoutes } from './http/reference-page.ts'
 import { buildCatalog } from './mcp/server.ts'
 import { buildMcpRouter } from './mcp/endpoint.ts'
@@ -196,6 +196,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       tls: config.tls,
       lifecycle,
       idleSocketMs: config.idleSocketMs,
+      keepAliveMs: config.keepAliveMs,
       requestTimeoutMs: config.requestTimeoutMs,
       accessLog: answered(metrics, opts.accessLog),
       // Every REST response under /v1 carries the version that handled it (and its deprecation, or is its 410),
@@ -280,13 +281,20 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       async close(graceMs = 10_000) {
         if (closed) return
         closed = true
-        // Drain: /readyz turns 503, no new connections, idle keep-alive connections closed, answers in progress
-        // finish (with Connection: close) for up to graceMs; then whatever is left is cut.
+        // Drain: /readyz turns 503, every answer from now on says Connection: close, no new connections, idle
+        // keep-alive connections closed once what clients sent on them was read (runtime/http/server.ts), answers in
+        // progress finish for up to graceMs; then whatever is left is cut.
         lifecycle.draining = true
+        // Logged before the listeners close: the line's time is no later than theirs.
+        log.info({ msg: 'draining: no new connections; answers in progress finish with Connection: close', inFlight: lifecycle.inFlight, graceMs })
         const stopped = Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))))
-        for (const s of servers) s.closeIdleConnections()
         const until = Date.now() + graceMs
-        while (lifecycle.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
+        // That nothing is in progress is decided only after a poll for I/O: a request a client had sent on an open
+        // connection is read (and counted) first, so it is answered rather than cut with its connection.
+        do {
+          while (lifecycle.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
+          await afterPoll()
+        } while (lifecycle.inFlight > 0 && Date.now() < until)
         for (const s of servers) s.closeAllConnections()
         // Requests cut here may still be reading: let them finish (a little longer) before the pool closes under them,
         // so that none fails for the pool's sake and none gives back a unit to a quota already closed.

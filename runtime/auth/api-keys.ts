@@ -19,6 +19,7 @@ import { shared } from '../single-flight.ts'
 
 export const KEY_ID = /^osk_[a-z2-7]{20}$/
 const SECRET = /^[A-Za-z0-9_-]{43}$/
+/** What a secret is compared with when there is no key: the length of a real hash, matched by no secret. */
 const DUMMY_HASH = Buffer.alloc(32)
 
 export function hashSecret(pepper: string, secret: string): Buffer {
@@ -39,20 +40,27 @@ export function newSecret(): string {
 
 /** The 401 constructor lives in runtime/errors.ts; re-exported here for existing importers. */
 
-interface CachedKey {
+/**
+ * What the database said of a key id, remembered for `authCacheMs`. An id it does not know gets a record of the same
+ * shape (`known: false`, the dummy hash), remembered the same way: every attempt takes one path, whatever the id.
+ */
+interface KeyRecord {
+  known: boolean
   hash: Buffer
   accountId: string
   userId: string | null
   revoked: boolean
   enhancedMcp: boolean
   at: number
+  /** A failed attempt was decided against this record after reading it from the database. */
+  failed: boolean
 }
 
-/** A key id the database does not know, remembered like a found one (same time bound). */
-interface MissingKey {
-  missing: true
-  at: number
-}
+/**
+ * The record a secret is compared with when there is none: for a malformed key id (never looked up), and for an id not
+ * cached yet, before its lookup (as a cached record is compared before a failed attempt's lookup).
+ */
+const NO_KEY: KeyRecord = { known: false, hash: DUMMY_HASH, accountId: '', userId: null, revoked: false, enhancedMcp: false, at: 0, failed: true }
 
 /** Most key ids remembered, found or not; beyond it the oldest are forgotten first. */
 const MAX_CACHED = 50_000
@@ -63,7 +71,7 @@ const MAX_CACHED = 50_000
  */
 interface VerifiedHeader {
   keyId: string
-  entry: CachedKey
+  entry: KeyRecord
   principal: Principal
 }
 
@@ -120,14 +128,19 @@ export class LookupNotAdmitted extends Error {
 }
 
 export class ApiKeyAuthenticator {
-  private cache = new Map<string, CachedKey | MissingKey>()
+  private cache = new Map<string, KeyRecord>()
   private verified = new Map<string, VerifiedHeader>()
   private byConnection = new WeakMap<object, ConnectionHeader>()
-  private inFlight = new Map<string, Promise<CachedKey | undefined>>()
+  private inFlight = new Map<string, Promise<KeyRecord>>()
   private lastUsed = new Map<string, number>()
   private flushTimer: NodeJS.Timeout
+  private readonly maxCached: number
   /** Database lookups made (tests and diagnostics). */
   lookups = 0
+  /** Secrets hashed (tests and diagnostics). */
+  hashes = 0
+  /** Hashes compared with a key's (tests and diagnostics). */
+  comparisons = 0
   /** Requests authenticated by a header verified before (tests and diagnostics). */
   verifiedHits = 0
 
@@ -136,23 +149,40 @@ export class ApiKeyAuthenticator {
     private pepper: string,
     private cacheMs: number,
     private clock: () => number,
+    opts: { maxCached?: number } = {},
   ) {
+    this.maxCached = opts.maxCached ?? MAX_CACHED
     this.flushTimer = setInterval(() => void this.flush().catch(() => undefined), 30_000)
     this.flushTimer.unref()
   }
 
+  /** Key ids remembered now, found or not (tests and diagnostics). */
+  get cachedIds(): number {
+    return this.cache.size
+  }
+
   /**
-   * Verifies credentials. An unknown key id and a wrong secret take the same path and the same time: the secret is
-   * always hashed and compared in constant time (against a dummy hash when there is no key), and an unknown id is
-   * cached exactly like a known one, so neither answer tells which ids exist.
+   * Verifies credentials. An unknown key id and a wrong secret for a known one cost the same work: the secret is always
+   * hashed and compared in constant time with a record's hash (a dummy record's when the database knows no such id),
+   * and an unknown id is looked up and remembered exactly as a known one is. The first failed attempt with an id costs
+   * one lookup per cache time even when the id's key is cached already (its owner uses it), as an unknown id's first
+   * attempt does; a repeated one costs none, either way. So neither the answer nor its time tells which ids exist.
    */
   async authenticate(creds: Credentials, opts: { admission?: LookupAdmission; header?: string; connection?: object } = {}): Promise<Principal> {
     const { keyId, secret } = creds
     const wellFormed = KEY_ID.test(keyId) && SECRET.test(secret)
+    this.hashes++
     const candidate = hashSecret(this.pepper, secret)
-    const entry = wellFormed ? await this.lookup(keyId, opts.admission) : undefined
-    const ok = timingSafeEqual(candidate, entry?.hash ?? DUMMY_HASH) && entry !== undefined
-    if (!ok || !entry) throw unauthorized('Invalid API key credentials.')
+    const cached = wellFormed ? this.fresh(keyId) : NO_KEY
+    let entry = cached ?? NO_KEY
+    let ok = this.matches(candidate, entry)
+    // The database, for an id not cached, and for a failed attempt against a cached record no failed attempt has read.
+    if (cached === undefined || (!ok && !cached.failed)) {
+      entry = await this.lookup(keyId, opts.admission)
+      ok = this.matches(candidate, entry)
+      if (!ok) entry.failed = true
+    }
+    if (!ok) throw unauthorized('Invalid API key credentials.')
     if (entry.revoked) throw unauthorized('This API key has been revoked.')
     // A lookup that proved a valid key was no failed authentication.
     opts.admission?.giveBack()
@@ -218,7 +248,19 @@ export class ApiKeyAuthenticator {
   /** Whether the key is known, valid and cached (answerable without the database). */
   isCachedValid(keyId: string): boolean {
     const hit = this.cache.get(keyId)
-    return hit !== undefined && !('missing' in hit) && !hit.revoked && this.clock() - hit.at < this.cacheMs
+    return hit !== undefined && hit.known && !hit.revoked && this.clock() - hit.at < this.cacheMs
+  }
+
+  /** The record the cache holds for the id while it is fresh. */
+  private fresh(keyId: string): KeyRecord | undefined {
+    const hit = this.cache.get(keyId)
+    return hit !== undefined && this.clock() - hit.at < this.cacheMs ? hit : undefined
+  }
+
+  /** Whether `candidate` is the record's hash (compared in constant time, also for a record of no key) and the key exists. */
+  private matches(candidate: Buffer, record: KeyRecord): boolean {
+    this.comparisons++
+    return timingSafeEqual(candidate, record.hash) && record.known
   }
 
   /** Forgets what this process remembers of a key id (after it was created or revoked here). */
@@ -228,17 +270,15 @@ export class ApiKeyAuthenticator {
 
   /** Forgets the keys of an account (after its settings changed here). */
   forgetAccount(accountId: string): void {
-    for (const [id, k] of this.cache) if (!('missing' in k) && k.accountId === accountId) this.cache.delete(id)
+    for (const [id, k] of this.cache) if (k.known && k.accountId === accountId) this.cache.delete(id)
   }
 
   /**
-   * The key, from the cache or (once for concurrent requests of the same id) the database. A lookup that would go to
-   * the database is first admitted by `admission` (it takes a token of the caller's failed-authentication allowance;
-   * refused: `LookupNotAdmitted`); a request joining a lookup under way takes none.
+   * The id's record from the database (once for concurrent requests of the same id). The lookup is first admitted by
+   * `admission` (it takes a token of the caller's failed-authentication allowance; refused: `LookupNotAdmitted`); a
+   * request joining a lookup under way takes none.
    */
-  private async lookup(keyId: string, admission: LookupAdmission | undefined): Promise<CachedKey | undefined> {
-    const hit = this.cache.get(keyId)
-    if (hit && this.clock() - hit.at < this.cacheMs) return 'missing' in hit ? undefined : hit
+  private async lookup(keyId: string, admission: LookupAdmission | undefined): Promise<KeyRecord> {
     const joining = this.inFlight.has(keyId)
     if (!joining && admission && !admission.take()) throw new LookupNotAdmitted()
     const p = shared(this.inFlight, keyId, () => this.fetch(keyId))
@@ -247,7 +287,7 @@ export class ApiKeyAuthenticator {
     return p
   }
 
-  private async fetch(keyId: string): Promise<CachedKey | undefined> {
+  private async fetch(keyId: string): Promise<KeyRecord> {
     const now = this.clock()
     this.lookups++
     const rows = await withDeadline(this.sql<{ secret_hash: Buffer; account_id: string; user_id: string | null; revoked: boolean; ems: boolean }[]>`
@@ -255,13 +295,22 @@ export class ApiKeyAuthenticator {
         a.enhanced_mcp_security AS ems
       FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = ${keyId}`)
     const r = rows[0]
-    const entry = r ? { hash: Buffer.from(r.secret_hash), accountId: r.account_id, userId: r.user_id, revoked: r.revoked, enhancedMcp: r.ems, at: now } : undefined
+    const read: KeyRecord = r
+      ? { known: true, hash: Buffer.from(r.secret_hash), accountId: r.account_id, userId: r.user_id, revoked: r.revoked, enhancedMcp: r.ems, at: now, failed: false }
+      : { known: false, hash: DUMMY_HASH, accountId: '', userId: null, revoked: false, enhancedMcp: false, at: now, failed: false }
+    // Read again for a failed attempt while cached, and unchanged: the same record stays, so the headers its owner
+    // verified against it stay recognised.
+    const prev = this.fresh(keyId)
+    if (prev !== undefined && sameKey(prev, read)) {
+      prev.at = now
+      return prev
+    }
     if (this.cacheMs > 0) {
       this.cache.delete(keyId)
-      if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!)
-      this.cache.set(keyId, entry ?? { missing: true, at: now })
+      if (this.cache.size >= this.maxCached) this.cache.delete(this.cache.keys().next().value!)
+      this.cache.set(keyId, read)
     }
-    return entry
+    return read
   }
 
   /** Writes the recorded last-use times (called periodically and on shutdown). */
@@ -281,4 +330,9 @@ export class ApiKeyAuthenticator {
     clearInterval(this.flushTimer)
     await this.flush().catch(() => undefined)
   }
+}
+
+/** Whether two records say the same of a key (its hash, owner, revocation and settings). */
+function sameKey(a: KeyRecord, b: KeyRecord): boolean {
+  return a.known === b.known && a.hash.equals(b.hash) && a.accountId === b.accountId && a.userId === b.userId && a.revoked === b.revoked && a.enhancedMcp === b.enhancedMcp
 }

@@ -63,8 +63,29 @@ export interface HttpServerOptions {
    * quarter of this when that is shorter, so a slow request ends between this and that much later.
    */
   requestTimeoutMs?: number
+  /**
+   * How long a keep-alive connection may wait for its next request (ms; default `KEEP_ALIVE_MS`), said to clients as
+   * `Keep-Alive: timeout=N` (whole seconds). While a connection waits for its next request this bound replaces
+   * `idleSocketMs` (Node swaps the connection's timeout), so the shorter of the two never cuts a keep-alive connection.
+   */
+  keepAliveMs?: number
   /** One line per answered request (runtime/http/access-log.ts). */
   accessLog?: AccessLog
+}
+
+/**
+ * The default keep-alive time: longer than the 60 s a load balancer keeps an idle connection to its targets, so the
+ * balancer, not this server, closes an idle connection (the server closing first races the balancer's next request
+ * on it, which then fails).
+ */
+export const KEEP_ALIVE_MS = 65_000
+
+/**
+ * Resolves once the event loop has polled for I/O after this call (two turns of its check phase): what clients had
+ * sent by then has been read, and a request whose head arrived is being answered.
+ */
+export function afterPoll(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)))
 }
 
 /** What `router.find` returns for a path (find-my-way). */
@@ -151,7 +172,7 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     // Node refuses a head timeout longer than the request's.
     headersTimeout: Math.min(20_000, requestTimeout),
     connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(requestTimeout / 4))),
-    keepAliveTimeout: 5_000,
+    keepAliveTimeout: opts.keepAliveMs ?? KEEP_ALIVE_MS,
     requireHostHeader: false,
   }
   const life = opts.lifecycle
@@ -177,6 +198,8 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
       if (log) log(accessLine(req, res.statusCode, startedAt, requestId, !res.writableFinished))
       if (st.lastReq === req) st.lastReq = st.lastRes = undefined
       if (--st.open === 0 && st.pendingError !== undefined && req.socket.writable) req.socket.end(st.pendingError)
+      // An answer whose head said keep-alive before the drain began leaves its connection idle: closed like the others.
+      else if (st.open === 0 && life?.draining) server.closeIdleConnections()
     })
     // Its head says Connection: close if it is written while the service drains (response.ts).
     ;(res as Response).lifecycle = life
@@ -228,6 +251,7 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
   server.on(opts.tls ? 'secureConnection' : 'connection', (socket: Socket) => void socket.remoteAddress)
   // No listener for 'timeout': Node destroys a connection idle this long (pending writes are dropped with it).
   if (opts.idleSocketMs) server.setTimeout(opts.idleSocketMs)
+  deferIdleClose(server)
   // Node answers an unexpected `Expect` with a bodiless 417 unless this event is handled.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     // Answered without the request handler: the id is given here, as every answer carries one.
@@ -255,4 +279,33 @@ export function createHttpServer(routes: readonly Routes[], opts: HttpServerOpti
     else socket.end(answer)
   })
   return server
+}
+
+/**
+ * Makes `closeIdleConnections` (which `close()` calls) close the connections that are idle once the event loop has
+ * polled for I/O, not at the moment it is called. A client may have sent a request on a keep-alive connection the server
+ * has not read yet (it is in the kernel's buffer, or arrived while the process was busy, e.g. handling the signal that
+ * stops it); closing that connection at once destroys it with the request unread, and the client sees a reset. After
+ * the poll that request is being answered (with `Connection: close` while draining), and the connection is no longer
+ * idle. A call while one waits makes one more round after it, so every call is followed by a poll.
+ */
+function deferIdleClose(server: Server): void {
+  const closeNow = server.closeIdleConnections.bind(server)
+  let waiting = false
+  let again = false
+  const round = () => {
+    waiting = true
+    void afterPoll().then(() => {
+      closeNow()
+      waiting = false
+      if (again) {
+        again = false
+        round()
+      }
+    })
+  }
+  server.closeIdleConnections = () => {
+    if (waiting) again = true
+    else round()
+  }
 }

@@ -9,6 +9,7 @@ import { connect } from 'node:net'
 import { createAccount, createKey, createUser, revokeKey } from '../../runtime/admin.ts'
 import { issueClient } from '../../runtime/oauth/clients.ts'
 import { startTestService, basic } from '../helpers/service.ts'
+import { ApiKeyAuthenticator, newKeyId } from '../../runtime/auth/api-keys.ts'
 
 let now = Date.parse('2026-11-23T12:00:00Z')
 const clock = () => now
@@ -60,6 +61,52 @@ t.test('an unknown id and a wrong secret answer the same bytes', async (t) => {
   t.equal(unknown.body, wrong.body, 'same body')
   const h = (x: typeof unknown) => Object.fromEntries(Object.entries(x.headers).filter(([k]) => k !== 'date' && k !== 'x-request-id'))
   t.same(h(unknown), h(wrong), 'same headers but Date and the request id (unique to each request)')
+})
+
+t.test('an unknown id and a wrong secret cost the same work, first and repeated, whether or not the key is cached', async (t) => {
+  const auth = ts.svc.auth
+  const work = () => ({ lookups: auth.lookups, hashes: auth.hashes, comparisons: auth.comparisons })
+  /** One request from `source` with `authorization`, refused: the work it cost, and its body. */
+  const cost = async (source: string, authorization: string) => {
+    const before = work()
+    const r = await from(source, '/v1/orgs', authorization)
+    const after = work()
+    t.equal(r.status, 401)
+    return { lookups: after.lookups - before.lookups, hashes: after.hashes - before.hashes, comparisons: after.comparisons - before.comparisons, body: r.body }
+  }
+  const flipped = (secret: string) => secret.slice(0, -1) + (secret.endsWith('A') ? 'B' : 'A')
+  const idle = await createKey(ts.svc.db.sql, ts.svc.pepper, account.id)
+  const used = await createKey(ts.svc.db.sql, ts.svc.pepper, account.id)
+  t.equal((await from('127.0.0.71', '/v1/orgs', basic(used.keyId, used.secret))).status, 200, 'one key in use by its owner: cached')
+  const attempts = {
+    'an unknown id': basic(newKeyId(), idle.secret),
+    'a wrong secret, key not cached': basic(idle.keyId, flipped(idle.secret)),
+    'a wrong secret, key cached by its owner': basic(used.keyId, flipped(used.secret)),
+  }
+  // One after the other (the counts are the process's), each from an address of its own, within the failure allowance.
+  const sources = ['127.0.0.72', '127.0.0.73', '127.0.0.74']
+  const first = []
+  const again = []
+  for (const [i, a] of Object.values(attempts).entries()) first.push(await cost(sources[i], a))
+  for (const [i, a] of Object.values(attempts).entries()) again.push(await cost(sources[i], a))
+  for (const [i, name] of Object.keys(attempts).entries()) {
+    t.same({ ...first[i], body: undefined }, { lookups: 1, hashes: 1, comparisons: 2, body: undefined }, `${name}, first attempt: one lookup, one hash, two comparisons (before and after the lookup)`)
+    t.same({ ...again[i], body: undefined }, { lookups: 0, hashes: 1, comparisons: 1, body: undefined }, `${name}, again within the cache time: no lookup, one hash, one comparison`)
+    t.equal(first[i].body, first[0].body, `${name}: the same answer`)
+  }
+  const ownerBefore = work()
+  t.equal((await from('127.0.0.71', '/v1/orgs', basic(used.keyId, used.secret))).status, 200, 'the owner\'s key still works')
+  t.same(work(), ownerBefore, 'its header still recognised without a hash: the failed attempt\'s lookup kept its unchanged record')
+})
+
+t.test('remembered key ids are bounded: a flood of made-up ids cannot grow the cache past its bound', async (t) => {
+  const keys = new ApiKeyAuthenticator(ts.svc.db.sql, ts.svc.pepper, 60_000, clock, { maxCached: 10 })
+  t.teardown(() => keys.close())
+  for (let i = 0; i < 30; i++) await t.rejects(keys.authenticate({ keyId: newKeyId(), secret: good.secret }), { code: 'unauthorized' })
+  t.equal(keys.cachedIds, 10, 'ten ids remembered after thirty made-up ones')
+  t.equal(keys.lookups, 30, 'each looked up once')
+  t.equal((await keys.authenticate({ keyId: good.keyId, secret: good.secret })).accountId, account.id, 'a real key still works')
+  t.equal(keys.cachedIds, 10, 'and takes the place of the oldest')
 })
 
 t.test('too many failed authentications from one address: a bare 429, for that address only', async (t) => {
