@@ -3,12 +3,12 @@
  * test/helpers/drain-load.ts): MCP on a listener of its own (MCP_PORT), HTTPS, and on PostgreSQL `--workers 2`, where
  * the primary passes SIGTERM on and each worker drains its own connections. Three runs each.
  */
-import { t } from '../helpers/file-test.ts'
+import { t } from './helpers/file-test.ts'
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { assertRuns, HEAVY, onListener, run, serverEnv, type Run, type Target } from '../helpers/drain-load.ts'
+import { assertRuns, HEAVY, onListener, run, serverEnv, type Run, type Target } from './helpers/drain-load.ts'
 
 const PG = process.env.TEST_DATABASE_URL
 const RUNS = 3

@@ -7,20 +7,20 @@
  * none is a 500; and once the terminations stop, every kind of request is answered normally again within 5 s. Needs a
  * PostgreSQL server (the backends are terminated from a session of the test's own).
  */
-import { t } from '../helpers/file-test.ts'
+import { t } from './helpers/file-test.ts'
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { basic } from '../helpers/service.ts'
-import { spawnServer } from '../helpers/server-process.ts'
-import { createFreshPostgresDatabase } from '../helpers/test-db.ts'
-import { servedPostgres } from '../helpers/served-postgres.ts'
-import { initializeBody, rpc } from '../helpers/mcp.ts'
-import { pkce } from '../helpers/oauth.ts'
-import { createKey, updateAccount } from '../../runtime/admin.ts'
-import { REPEAT_MS } from '../../runtime/log.ts'
+import { basic } from './helpers/service.ts'
+import { spawnServer } from './helpers/server-process.ts'
+import { createFreshPostgresDatabase } from './helpers/test-db.ts'
+import { servedPostgres } from './helpers/served-postgres.ts'
+import { initializeBody, rpc } from './helpers/mcp.ts'
+import { pkce } from './helpers/oauth.ts'
+import { createKey, updateAccount } from '../runtime/admin.ts'
+import { REPEAT_MS } from '../runtime/log.ts'
 
 const PG = process.env.TEST_DATABASE_URL
-const ROOT = new URL('../../', import.meta.url).pathname
+const ROOT = new URL('../', import.meta.url).pathname
 const BLINK_EVERY_MS = 3_000
 const BLINKS = 6
 const BACK_WITHIN_MS = 5_000

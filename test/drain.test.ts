@@ -6,8 +6,8 @@
  * refused. Five runs: the race this guards against (a request reaching an idle connection just as the drain closes it)
  * shows in some runs only. The separate MCP listener, HTTPS and `--workers 2`: drain-listeners.test.ts.
  */
-import { t } from '../helpers/file-test.ts'
-import { assertRuns, CONNECTIONS, onListener, run, serverEnv, type Run } from '../helpers/drain-load.ts'
+import { t } from './helpers/file-test.ts'
+import { assertRuns, CONNECTIONS, onListener, run, serverEnv, type Run } from './helpers/drain-load.ts'
 
 const RUNS = 5
 
