@@ -657,7 +657,7 @@ export interface Resources {
   objectUsages: { record: ObjectUsage; listRecord: ObjectUsage; scope: 'org'; list: true; get: false; singleton: false; parent: null }
   cloudUsage: { record: CloudUsage; listRecord: CloudUsage; scope: 'org'; list: false; get: true; singleton: true; parent: null }
   installedPackages: { record: InstalledPackage; listRecord: InstalledPackage; scope: 'org'; list: true; get: true; singleton: false; parent: null }
-  issues: { record: Issue; listRecord: Partial<Issue>; scope: 'org'; list: true; get: false; singleton: false; parent: null }
+  issues: { record: Issue; listRecord: Issue; scope: 'org'; list: true; get: false; singleton: false; parent: null }
   recommendations: { record: Recommendation; listRecord: Recommendation; scope: 'org'; list: false; get: true; singleton: false; parent: null }
   orgLimits: { record: OrgLimit; listRecord: OrgLimit; scope: 'org'; list: true; get: true; singleton: false; parent: null }
   licenseUsages: { record: LicenseUsage; listRecord: LicenseUsage; scope: 'org'; list: true; get: true; singleton: false; parent: null }
@@ -711,193 +711,193 @@ export abstract class OrgscanEndpoints {
   protected abstract getOf(name: keyof Resources, params: Record<string, unknown>): Promise<any>
 
   /** List orgs: `GET /v1/orgs` (one page). */
-  listOrgs(params: { limit?: number; offset?: number; filter?: string; sort?: string } = {}): Promise<Page<OrgListRecord>> {
+  listOrgs(params: { limit?: number; offset?: number; filter?: string; sort?: string; fields?: string } = {}): Promise<Page<OrgListRecord>> {
     return this.listOf("orgs", params)
   }
   /** Every record of `GET /v1/orgs`, page after page. */
-  allOrgs(params: { limit?: number; offset?: number; filter?: string; sort?: string } = {}): AsyncGenerator<OrgListRecord> {
+  allOrgs(params: { limit?: number; offset?: number; filter?: string; sort?: string; fields?: string } = {}): AsyncGenerator<OrgListRecord> {
     return this.allOf("orgs", params)
   }
 
   /** Get org: `GET /v1/orgs/{orgId}`. */
-  getOrg(params: { orgId: string }): Promise<Org> {
+  getOrg(params: { orgId: string; fields?: string }): Promise<Org> {
     const { orgId: id, ...rest } = params
     return this.getOf("orgs", { ...rest, id })
   }
 
   /** List connected apps: `GET /v1/orgs/{orgId}/connectedApps` (one page). */
-  listOrgConnectedApps(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<ConnectedApp>> {
+  listOrgConnectedApps(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<ConnectedApp>> {
     return this.listOf("connectedApps", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/connectedApps`, page after page. */
-  allOrgConnectedApps(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<ConnectedApp> {
+  allOrgConnectedApps(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<ConnectedApp> {
     return this.allOf("connectedApps", params)
   }
 
   /** Get connected app: `GET /v1/orgs/{orgId}/connectedApps/{connectedAppId}`. */
-  getOrgConnectedApp(params: { orgId: string; connectedAppId: number | string }): Promise<ConnectedApp> {
+  getOrgConnectedApp(params: { orgId: string; connectedAppId: number | string; fields?: string }): Promise<ConnectedApp> {
     const { connectedAppId: id, ...rest } = params
     return this.getOf("connectedApps", { ...rest, id })
   }
 
   /** List connected app assignments: `GET /v1/orgs/{orgId}/connectedAppAssignments` (one page). */
-  listOrgConnectedAppAssignments(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<ConnectedAppAssignment>> {
+  listOrgConnectedAppAssignments(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<ConnectedAppAssignment>> {
     return this.listOf("connectedAppAssignments", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/connectedAppAssignments`, page after page. */
-  allOrgConnectedAppAssignments(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<ConnectedAppAssignment> {
+  allOrgConnectedAppAssignments(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<ConnectedAppAssignment> {
     return this.allOf("connectedAppAssignments", params)
   }
 
   /** List fields: `GET /v1/orgs/{orgId}/fields` (one page). */
-  listOrgFields(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<Field>> {
+  listOrgFields(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<Field>> {
     return this.listOf("fields", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/fields`, page after page. */
-  allOrgFields(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<Field> {
+  allOrgFields(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<Field> {
     return this.allOf("fields", params)
   }
 
   /** Get field: `GET /v1/orgs/{orgId}/fields/{fieldId}`. */
-  getOrgField(params: { orgId: string; fieldId: number | string }): Promise<Field> {
+  getOrgField(params: { orgId: string; fieldId: number | string; fields?: string }): Promise<Field> {
     const { fieldId: id, ...rest } = params
     return this.getOf("fields", { ...rest, id })
   }
 
   /** List objects: `GET /v1/orgs/{orgId}/objects` (one page). */
-  listOrgObjects(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<OrgObject>> {
+  listOrgObjects(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<OrgObject>> {
     return this.listOf("objects", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/objects`, page after page. */
-  allOrgObjects(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<OrgObject> {
+  allOrgObjects(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<OrgObject> {
     return this.allOf("objects", params)
   }
 
   /** Get object: `GET /v1/orgs/{orgId}/objects/{objectId}`. */
-  getOrgObject(params: { orgId: string; objectId: number | string }): Promise<OrgObject> {
+  getOrgObject(params: { orgId: string; objectId: number | string; fields?: string }): Promise<OrgObject> {
     const { objectId: id, ...rest } = params
     return this.getOf("objects", { ...rest, id })
   }
 
   /** List fields of an object: `GET /v1/orgs/{orgId}/objects/{objectId}/fields` (one page). */
-  listOrgObjectFields(params: { orgId: string; objectId: string | number; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<FieldOfAnObject>> {
+  listOrgObjectFields(params: { orgId: string; objectId: string | number; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<FieldOfAnObject>> {
     return this.listOf("objectFields", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/objects/{objectId}/fields`, page after page. */
-  allOrgObjectFields(params: { orgId: string; objectId: string | number; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<FieldOfAnObject> {
+  allOrgObjectFields(params: { orgId: string; objectId: string | number; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<FieldOfAnObject> {
     return this.allOf("objectFields", params)
   }
 
   /** List object usages: `GET /v1/orgs/{orgId}/objectUsages` (one page). */
-  listOrgObjectUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<ObjectUsage>> {
+  listOrgObjectUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<ObjectUsage>> {
     return this.listOf("objectUsages", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/objectUsages`, page after page. */
-  allOrgObjectUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<ObjectUsage> {
+  allOrgObjectUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<ObjectUsage> {
     return this.allOf("objectUsages", params)
   }
 
   /** Get cloud usage: `GET /v1/orgs/{orgId}/cloudUsage`. */
-  getOrgCloudUsage(params: { orgId: string }): Promise<CloudUsage> {
+  getOrgCloudUsage(params: { orgId: string; fields?: string }): Promise<CloudUsage> {
     return this.getOf("cloudUsage", params)
   }
 
   /** List installed packages: `GET /v1/orgs/{orgId}/installedPackages` (one page). */
-  listOrgInstalledPackages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<InstalledPackage>> {
+  listOrgInstalledPackages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<InstalledPackage>> {
     return this.listOf("installedPackages", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/installedPackages`, page after page. */
-  allOrgInstalledPackages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<InstalledPackage> {
+  allOrgInstalledPackages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<InstalledPackage> {
     return this.allOf("installedPackages", params)
   }
 
   /** Get installed package: `GET /v1/orgs/{orgId}/installedPackages/{installedPackageId}`. */
-  getOrgInstalledPackage(params: { orgId: string; installedPackageId: number | string }): Promise<InstalledPackage> {
+  getOrgInstalledPackage(params: { orgId: string; installedPackageId: number | string; fields?: string }): Promise<InstalledPackage> {
     const { installedPackageId: id, ...rest } = params
     return this.getOf("installedPackages", { ...rest, id })
   }
 
   /** List issues: `GET /v1/orgs/{orgId}/issues` (one page). */
-  listOrgIssues(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<Partial<Issue>>> {
+  listOrgIssues(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<Issue>> {
     return this.listOf("issues", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/issues`, page after page. */
-  allOrgIssues(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<Partial<Issue>> {
+  allOrgIssues(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<Issue> {
     return this.allOf("issues", params)
   }
 
   /** Get issue recommendation: `GET /v1/orgs/{orgId}/issues/{issueKey}` (`issueKey` as listed: the client encodes it). */
-  getOrgIssueRecommendation(params: { orgId: string; issueKey: string }): Promise<Recommendation> {
+  getOrgIssueRecommendation(params: { orgId: string; issueKey: string; fields?: string }): Promise<Recommendation> {
     const { issueKey: id, ...rest } = params
     return this.getOf("recommendations", { ...rest, id })
   }
 
   /** List org limits: `GET /v1/orgs/{orgId}/orgLimits` (one page). */
-  listOrgLimits(params: { orgId: string; filter?: string; sort?: string }): Promise<Page<OrgLimit>> {
+  listOrgLimits(params: { orgId: string; filter?: string; sort?: string; fields?: string }): Promise<Page<OrgLimit>> {
     return this.listOf("orgLimits", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/orgLimits`, page after page. */
-  allOrgLimits(params: { orgId: string; filter?: string; sort?: string }): AsyncGenerator<OrgLimit> {
+  allOrgLimits(params: { orgId: string; filter?: string; sort?: string; fields?: string }): AsyncGenerator<OrgLimit> {
     return this.allOf("orgLimits", params)
   }
 
   /** Get org limit: `GET /v1/orgs/{orgId}/orgLimits/{name}`. */
-  getOrgLimit(params: { orgId: string; name: string }): Promise<OrgLimit> {
+  getOrgLimit(params: { orgId: string; name: string; fields?: string }): Promise<OrgLimit> {
     const { name: id, ...rest } = params
     return this.getOf("orgLimits", { ...rest, id })
   }
 
   /** List license usages: `GET /v1/orgs/{orgId}/licenseUsages` (one page). */
-  listOrgLicenseUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<LicenseUsage>> {
+  listOrgLicenseUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<LicenseUsage>> {
     return this.listOf("licenseUsages", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/licenseUsages`, page after page. */
-  allOrgLicenseUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<LicenseUsage> {
+  allOrgLicenseUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<LicenseUsage> {
     return this.allOf("licenseUsages", params)
   }
 
   /** Get license usage: `GET /v1/orgs/{orgId}/licenseUsages/{apiName}`. */
-  getOrgLicenseUsage(params: { orgId: string; apiName: string }): Promise<LicenseUsage> {
+  getOrgLicenseUsage(params: { orgId: string; apiName: string; fields?: string }): Promise<LicenseUsage> {
     const { apiName: id, ...rest } = params
     return this.getOf("licenseUsages", { ...rest, id })
   }
 
   /** List profiles: `GET /v1/orgs/{orgId}/sfProfiles` (one page). */
-  listOrgSfProfiles(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<Profile>> {
+  listOrgSfProfiles(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<Profile>> {
     return this.listOf("sfProfiles", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/sfProfiles`, page after page. */
-  allOrgSfProfiles(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<Profile> {
+  allOrgSfProfiles(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<Profile> {
     return this.allOf("sfProfiles", params)
   }
 
   /** Get profile: `GET /v1/orgs/{orgId}/sfProfiles/{sfProfileId}`. */
-  getOrgSfProfile(params: { orgId: string; sfProfileId: string }): Promise<Profile> {
+  getOrgSfProfile(params: { orgId: string; sfProfileId: string; fields?: string }): Promise<Profile> {
     const { sfProfileId: id, ...rest } = params
     return this.getOf("sfProfiles", { ...rest, id })
   }
 
   /** List permission sets: `GET /v1/orgs/{orgId}/permissionSets` (one page). */
-  listOrgPermissionSets(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<PermissionSet>> {
+  listOrgPermissionSets(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<PermissionSet>> {
     return this.listOf("permissionSets", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/permissionSets`, page after page. */
-  allOrgPermissionSets(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<PermissionSet> {
+  allOrgPermissionSets(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<PermissionSet> {
     return this.allOf("permissionSets", params)
   }
 
   /** Get permission set: `GET /v1/orgs/{orgId}/permissionSets/{permissionSetId}`. */
-  getOrgPermissionSet(params: { orgId: string; permissionSetId: string }): Promise<PermissionSet> {
+  getOrgPermissionSet(params: { orgId: string; permissionSetId: string; fields?: string }): Promise<PermissionSet> {
     const { permissionSetId: id, ...rest } = params
     return this.getOf("permissionSets", { ...rest, id })
   }
 
   /** List login activity: `GET /v1/orgs/{orgId}/loginActivity` (one page). */
-  listOrgLoginActivity(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<LoginActivity>> {
+  listOrgLoginActivity(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<LoginActivity>> {
     return this.listOf("loginActivity", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/loginActivity`, page after page. */
-  allOrgLoginActivity(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<LoginActivity> {
+  allOrgLoginActivity(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<LoginActivity> {
     return this.allOf("loginActivity", params)
   }
 
@@ -907,115 +907,115 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List code counts: `GET /v1/orgs/{orgId}/codeCounts` (one page). */
-  listOrgCodeCounts(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<CodeCount>> {
+  listOrgCodeCounts(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<CodeCount>> {
     return this.listOf("codeCounts", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/codeCounts`, page after page. */
-  allOrgCodeCounts(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<CodeCount> {
+  allOrgCodeCounts(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<CodeCount> {
     return this.allOf("codeCounts", params)
   }
 
   /** Get code count: `GET /v1/orgs/{orgId}/codeCounts/{codeCountId}`. */
-  getOrgCodeCount(params: { orgId: string; codeCountId: number | string }): Promise<CodeCount> {
+  getOrgCodeCount(params: { orgId: string; codeCountId: number | string; fields?: string }): Promise<CodeCount> {
     const { codeCountId: id, ...rest } = params
     return this.getOf("codeCounts", { ...rest, id })
   }
 
   /** List class types: `GET /v1/orgs/{orgId}/classTypes` (one page). */
-  listOrgClassTypes(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<ClassType>> {
+  listOrgClassTypes(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<ClassType>> {
     return this.listOf("classTypes", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/classTypes`, page after page. */
-  allOrgClassTypes(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<ClassType> {
+  allOrgClassTypes(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<ClassType> {
     return this.allOf("classTypes", params)
   }
 
   /** List ESLint findings: `GET /v1/orgs/{orgId}/esLints` (one page). */
-  listOrgEsLints(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<ESLintFinding>> {
+  listOrgEsLints(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<ESLintFinding>> {
     return this.listOf("esLints", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/esLints`, page after page. */
-  allOrgEsLints(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<ESLintFinding> {
+  allOrgEsLints(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<ESLintFinding> {
     return this.allOf("esLints", params)
   }
 
   /** Get ESLint finding: `GET /v1/orgs/{orgId}/esLints/{esLintId}`. */
-  getOrgEsLint(params: { orgId: string; esLintId: number | string }): Promise<ESLintFinding> {
+  getOrgEsLint(params: { orgId: string; esLintId: number | string; fields?: string }): Promise<ESLintFinding> {
     const { esLintId: id, ...rest } = params
     return this.getOf("esLints", { ...rest, id })
   }
 
   /** List PMD violations: `GET /v1/orgs/{orgId}/pmds` (one page). */
-  listOrgPmdViolations(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<PMDViolation>> {
+  listOrgPmdViolations(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<PMDViolation>> {
     return this.listOf("pmds", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/pmds`, page after page. */
-  allOrgPmdViolations(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<PMDViolation> {
+  allOrgPmdViolations(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<PMDViolation> {
     return this.allOf("pmds", params)
   }
 
   /** Get PMD violation: `GET /v1/orgs/{orgId}/pmds/{pmdId}`. */
-  getOrgPmdViolation(params: { orgId: string; pmdId: number | string }): Promise<PMDViolation> {
+  getOrgPmdViolation(params: { orgId: string; pmdId: number | string; fields?: string }): Promise<PMDViolation> {
     const { pmdId: id, ...rest } = params
     return this.getOf("pmds", { ...rest, id })
   }
 
   /** List metadata items: `GET /v1/orgs/{orgId}/items` (one page). */
-  listOrgItems(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<MetadataItem>> {
+  listOrgItems(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<MetadataItem>> {
     return this.listOf("items", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/items`, page after page. */
-  allOrgItems(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<MetadataItem> {
+  allOrgItems(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<MetadataItem> {
     return this.allOf("items", params)
   }
 
   /** Get metadata item: `GET /v1/orgs/{orgId}/items/{itemId}`. */
-  getOrgItem(params: { orgId: string; itemId: number | string }): Promise<MetadataItem> {
+  getOrgItem(params: { orgId: string; itemId: number | string; fields?: string }): Promise<MetadataItem> {
     const { itemId: id, ...rest } = params
     return this.getOf("items", { ...rest, id })
   }
 
   /** List flows: `GET /v1/orgs/{orgId}/flows` (one page). */
-  listOrgFlows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<Flow>> {
+  listOrgFlows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<Flow>> {
     return this.listOf("flows", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/flows`, page after page. */
-  allOrgFlows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<Flow> {
+  allOrgFlows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<Flow> {
     return this.allOf("flows", params)
   }
 
   /** Get flow: `GET /v1/orgs/{orgId}/flows/{flowId}`. */
-  getOrgFlow(params: { orgId: string; flowId: number | string }): Promise<Flow> {
+  getOrgFlow(params: { orgId: string; flowId: number | string; fields?: string }): Promise<Flow> {
     const { flowId: id, ...rest } = params
     return this.getOf("flows", { ...rest, id })
   }
 
   /** List triggers: `GET /v1/orgs/{orgId}/triggers` (one page). */
-  listOrgTriggers(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<Trigger>> {
+  listOrgTriggers(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<Trigger>> {
     return this.listOf("triggers", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/triggers`, page after page. */
-  allOrgTriggers(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<Trigger> {
+  allOrgTriggers(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<Trigger> {
     return this.allOf("triggers", params)
   }
 
   /** Get trigger: `GET /v1/orgs/{orgId}/triggers/{triggerId}`. */
-  getOrgTrigger(params: { orgId: string; triggerId: number | string }): Promise<Trigger> {
+  getOrgTrigger(params: { orgId: string; triggerId: number | string; fields?: string }): Promise<Trigger> {
     const { triggerId: id, ...rest } = params
     return this.getOf("triggers", { ...rest, id })
   }
 
   /** List workflow rules: `GET /v1/orgs/{orgId}/workflows` (one page). */
-  listOrgWorkflows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<WorkflowRule>> {
+  listOrgWorkflows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<WorkflowRule>> {
     return this.listOf("workflows", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/workflows`, page after page. */
-  allOrgWorkflows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<WorkflowRule> {
+  allOrgWorkflows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<WorkflowRule> {
     return this.allOf("workflows", params)
   }
 
   /** Get workflow rule: `GET /v1/orgs/{orgId}/workflows/{workflowId}`. */
-  getOrgWorkflow(params: { orgId: string; workflowId: number | string }): Promise<WorkflowRule> {
+  getOrgWorkflow(params: { orgId: string; workflowId: number | string; fields?: string }): Promise<WorkflowRule> {
     const { workflowId: id, ...rest } = params
     return this.getOf("workflows", { ...rest, id })
   }

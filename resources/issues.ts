@@ -42,6 +42,5 @@ export const issues = defineResource({
   sortable: ['issueKey', 'title', 'category', 'priority', 'effort', 'affectedCount', 'firstDetectedDate'],
   defaultSort: '-priority,effort',
   defaultFilter: 'isNull(namespace)',
-  sparseFields: true,
   orgSummary: { field: 'issueCounts', countBy: 'priority', buckets: { 4: 'critical', 3: 'high', 2: 'medium', 1: 'low' } },
 })

@@ -75,8 +75,6 @@ export interface ResourceDeclaration<F extends FieldMap = FieldMap> {
   parent?: { param: string; field: keyof F & string; resource: string }
   /** All rows in one page, no limit/offset (orgLimits). */
   unpaged?: boolean
-  /** Accept the sparse fieldset parameter `fields` (issues list). */
-  sparseFields?: boolean
   /** Extra query parameters (loginActivity/overview `license`). */
   extraParams?: readonly ExtraParam[]
   /** Custom SQL for singletons computed from other rows. */

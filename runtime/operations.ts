@@ -27,8 +27,11 @@ export type QueryParam =
   | { name: 'offset'; type: 'offset'; min: 0; max: number; default: 0 }
   | { name: 'filter'; type: 'filter'; maxLength: number; fields: readonly string[]; defaultFilter?: string }
   | { name: 'sort'; type: 'sort'; maxLength: number; fields: readonly string[]; defaultSort?: string }
-  /** A sparse fieldset: a subset of `fields`, in any order; answered in declaration order. */
-  | { name: 'fields'; type: 'fields'; maxLength: number; fields: readonly string[] }
+  /**
+   * A sparse fieldset: a subset of `fields`, in any order; answered in declaration order, with `key` (the record's id,
+   * when it has one) always among them.
+   */
+  | { name: 'fields'; type: 'fields'; maxLength: number; fields: readonly string[]; key?: string }
   /** A repeatable parameter specific to the resource. */
   | { name: string; type: 'strings'; maxValues: number; maxValueLength: number; description: string }
 
@@ -78,8 +81,14 @@ function listQuery(c: CompiledResource): QueryParam[] {
   }
   if (d.filterable?.length) q.push({ name: 'filter', type: 'filter', maxLength: DEFAULT_RQL_LIMITS.maxLength, fields: [...d.filterable], defaultFilter: d.defaultFilter })
   if (d.sortable?.length) q.push({ name: 'sort', type: 'sort', maxLength: MAX_SORT_LENGTH, fields: [...d.sortable], defaultSort: d.defaultSort })
-  if (d.sparseFields) q.push({ name: 'fields', type: 'fields', maxLength: MAX_FIELDS_LENGTH, fields: [...c.listFieldNames] })
+  q.push(fieldset(c, c.listFieldNames))
   return [...q, ...extraParams(c)]
+}
+
+/** The `fields` parameter over these record fields: the record's id (its id field, else its tiebreak) always comes. */
+function fieldset(c: CompiledResource, fields: readonly string[]): QueryParam {
+  const key = c.decl.id?.field ?? c.tiebreak
+  return { name: 'fields', type: 'fields', maxLength: MAX_FIELDS_LENGTH, fields: [...fields], ...(key && fields.includes(key) ? { key } : {}) }
 }
 
 /** The operations of one compiled resource: its list, then its get, where declared. */
@@ -100,7 +109,9 @@ export function compileOperations(c: CompiledResource): { list?: CompiledOperati
     title: kind === 'list' ? d.mcp.listTitle! : d.mcp.getTitle!,
   })
   if (d.operations.list) out.list = make('list', base, listQuery(c), c.listFieldNames)
-  if (d.operations.get) out.get = make('get', d.kind === 'singleton' ? base : `${base}/{${d.id!.param}}`, extraParams(c), [...c.fields.keys()])
+  // A singleton computed by its own SQL (singletonSql) is one document, not a row whose columns can be chosen.
+  const getQuery = d.singletonSql ? extraParams(c) : [fieldset(c, [...c.fields.keys()]), ...extraParams(c)]
+  if (d.operations.get) out.get = make('get', d.kind === 'singleton' ? base : `${base}/{${d.id!.param}}`, getQuery, [...c.fields.keys()])
   return out
 }
 

@@ -24,7 +24,7 @@ export interface ListPlan {
   /** True when the caller supplied `filter` (it replaces the default filter). */
   filterGiven: boolean
   sort: readonly SortKey[]
-  /** Sparse fieldset (issues); undefined means all list fields. */
+  /** Sparse fieldset; undefined means all list fields. */
   fields: readonly string[] | undefined
   extra: Record<string, string[]>
   parentId?: string
@@ -34,6 +34,8 @@ export interface GetPlan {
   op: 'get'
   /** The decoded id value (undefined for singletons). */
   id?: string
+  /** Sparse fieldset; undefined means every field. */
+  fields: readonly string[] | undefined
   extra: Record<string, string[]>
 }
 
@@ -86,6 +88,26 @@ function extraOf(op: CompiledOperation, q: QueryInput): Record<string, string[]>
   return extra
 }
 
+/**
+ * The sparse fieldset asked for (`fields=a,b`), in declaration order and with the record's id; undefined for every
+ * field. An unknown name is a 400 listing the names the operation has.
+ */
+function fieldsOf(op: CompiledOperation, q: QueryInput): string[] | undefined {
+  const raw = single(q, 'fields')
+  const fieldset = queryParam(op, 'fields')
+  if (raw === undefined || !fieldset) return undefined
+  if (raw.length > fieldset.maxLength) throw new ApiError('invalid_parameter', `fields must be at most ${fieldset.maxLength} characters.`, { parameter: 'fields' })
+  const asked: string[] = []
+  for (const f of raw.split(',').map((s) => s.trim())) {
+    if (!fieldset.fields.includes(f)) {
+      throw new ApiError('unknown_field', `Unknown field "${f.slice(0, 64)}" in fields; the fields are ${fieldset.fields.join(', ')}.`, { parameter: 'fields', field: f.slice(0, 64), allowed: fieldset.fields })
+    }
+    if (asked.includes(f)) throw new ApiError('invalid_parameter', `Field "${f}" is given twice in fields.`, { parameter: 'fields', field: f })
+    asked.push(f)
+  }
+  return fieldset.fields.filter((n) => asked.includes(n) || n === fieldset.key)
+}
+
 export function planList(c: CompiledResource, q: QueryInput, surface: Surface, parentId?: string): ListPlan {
   const op = c.ops.list!
   rejectUnknown(op, q)
@@ -122,20 +144,7 @@ export function planList(c: CompiledResource, q: QueryInput, surface: Surface, p
   const rawSort = single(q, 'sort')
   const sorts = queryParam(op, 'sort')
   const sort = rawSort === undefined || !sorts ? c.defaultSort : parseSort(rawSort, sorts.fields, 'sort', sorts.maxLength)
-  let fields: string[] | undefined
-  const rawFields = single(q, 'fields')
-  const fieldset = queryParam(op, 'fields')
-  if (rawFields !== undefined && fieldset) {
-    fields = []
-    for (const f of rawFields.split(',').map((s) => s.trim())) {
-      if (!fieldset.fields.includes(f)) {
-        throw new ApiError('unknown_field', `Unknown field "${f.slice(0, 64)}" in fields.`, { parameter: 'fields', field: f.slice(0, 64), allowed: fieldset.fields })
-      }
-      if (fields.includes(f)) throw new ApiError('invalid_parameter', `Field "${f}" is given twice in fields.`, { parameter: 'fields', field: f })
-      fields.push(f)
-    }
-    fields = fieldset.fields.filter((n) => fields!.includes(n))
-  }
+  const fields = fieldsOf(op, q)
   return { op: 'list', limit, requestedLimit, offset, filter, filterGiven: rawFilter !== undefined, sort, fields, extra: extraOf(op, q), parentId }
 }
 
@@ -170,5 +179,5 @@ export function decodeId(c: CompiledResource, raw: string): string {
 export function planGet(c: CompiledResource, q: QueryInput, rawId?: string): GetPlan {
   const op = c.ops.get!
   rejectUnknown(op, q)
-  return { op: 'get', id: rawId === undefined ? undefined : decodeId(c, rawId), extra: extraOf(op, q) }
+  return { op: 'get', id: rawId === undefined ? undefined : decodeId(c, rawId), fields: fieldsOf(op, q), extra: extraOf(op, q) }
 }

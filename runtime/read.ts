@@ -88,6 +88,7 @@ const LIST_PARTS: { readonly [K in keyof Required<ListPlan>]: (p: ListPlan) => s
 const GET_PARTS: { readonly [K in keyof Required<GetPlan>]: (p: GetPlan) => string } = {
   op: () => 'get',
   id: (p) => (p.id === undefined ? '' : JSON.stringify(p.id)),
+  fields: (p) => (p.fields === undefined ? '*' : JSON.stringify(p.fields)),
   extra: (p) => extraText(p.extra),
 }
 /** Extra parameters as JSON; none (the usual case) as nothing, which no JSON object is. */

@@ -125,9 +125,9 @@ export function getStatement(c: CompiledResource, plan: GetPlan, s: Scope): Stat
       const spec = c.fields.get(c.decl.id.field)!
       where.push(`${sqlExpr(c.decl.id.field, spec)} = ${b.bind(plan.id)}${c.decl.id.encoding === 'int' ? '::bigint' : ''}`)
     }
-    data = `SELECT ${c.selectOne}::text FROM ${c.decl.table} t WHERE ${where.join(' AND ')} LIMIT 1`
+    data = `SELECT ${plan.fields ? buildObject(plan.fields, c.fields) : c.selectOne}::text FROM ${c.decl.table} t WHERE ${where.join(' AND ')} LIMIT 1`
   }
-  return { text: `${cte} SELECT ${cols}, (${data}) AS data, 0 AS n`, values: b.values, fixed: true }
+  return { text: `${cte} SELECT ${cols}, (${data}) AS data, 0 AS n`, values: b.values, fixed: plan.fields === undefined }
 }
 
 /** The org's account and whether the user (if any) was granted it: tells 403 (not granted) from 404. */

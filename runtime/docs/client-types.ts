@@ -82,7 +82,7 @@ export function clientTypes(resources: readonly CompiledResource[]): string {
   for (const c of resources) {
     const name = typeName(c)
     const d = c.decl
-    const list = d.listFields ? `${name}ListRecord` : d.sparseFields ? `Partial<${name}>` : name
+    const list = d.listFields ? `${name}ListRecord` : name
     out.push(`  ${c.name}: { record: ${name}; listRecord: ${list}; scope: '${d.scope}'; list: ${d.operations.list}; get: ${d.operations.get}; singleton: ${d.kind === 'singleton'}; parent: ${d.parent ? `'${d.parent.param}'` : 'null'} }`)
   }
   out.push('}', '')
@@ -136,7 +136,7 @@ function namedMethods(resources: readonly CompiledResource[]): string[] {
       const params = list.pathParams.map((p) => (p.type === 'orgId' ? `${p.name}: string` : `${p.name}: string | number`))
       const type = `{ ${[...params, ...queryTypes(list)].join('; ')} }`
       const opt = params.length ? '' : ' = {}'
-      const record = c.decl.listFields ? `${name}ListRecord` : queryParam(list, 'fields') ? `Partial<${name}>` : name
+      const record = c.decl.listFields ? `${name}ListRecord` : name
       out.push('', `  /** ${list.title}: \`${list.method} ${list.path}\` (one page). */`, `  ${camel(list.tool)}(params: ${type}${opt}): Promise<Page<${record}>> {`, `    return this.listOf(${JSON.stringify(c.name)}, params)`, '  }')
       out.push(`  /** Every record of \`${list.method} ${list.path}\`, page after page. */`, `  ${camel(list.tool).replace(/^list/, 'all')}(params: ${type}${opt}): AsyncGenerator<${record}> {`, `    return this.allOf(${JSON.stringify(c.name)}, params)`, '  }')
     }

@@ -204,7 +204,8 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
     const name = pascal(c.name)
     const all = [...c.fields.keys()]
     schemas[name] = { ...recordJsonSchema(all, c.fields, true), title: d.title, description: d.description }
-    const listRecord = c.listFieldNames.length === all.length && !d.sparseFields ? ref(name) : recordJsonSchema(c.listFieldNames, c.fields, !d.sparseFields)
+    // Every list and get takes `fields` (a sparse fieldset), so no property is required of a record in an answer.
+    const listRecord = c.listFieldNames.length === all.length ? ref(name) : recordJsonSchema(c.listFieldNames, c.fields, false)
     tags.push({ name: d.title, description: d.description })
     /** One GET operation of the resource: the same shape for a list and a record, the 200 body apart. */
     const operation = (op: CompiledOperation, body: JsonSchema, ok: string, withQueryErrors: boolean) => {

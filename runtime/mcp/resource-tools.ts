@@ -97,7 +97,7 @@ function argSpecs(op: CompiledOperation, all: readonly CompiledResource[], orgsT
         args.push({ name: p.name, in: 'query', kind: { type: 'string', max: p.maxLength }, description: `Comma-separated fields, a leading - for descending, among ${p.fields.join(', ')}${p.defaultSort ? `; default ${p.defaultSort}` : ''}.` })
         break
       case 'fields':
-        args.push({ name: p.name, in: 'query', kind: { type: 'string', max: p.maxLength }, description: `Comma-separated subset of the fields to return: ${p.fields.join(', ')}; default all.` })
+        args.push({ name: p.name, in: 'query', kind: { type: 'names', max: p.fields.length }, description: `Only these properties of each record${p.key ? ` (and ${p.key})` : ''}, e.g. ["${p.fields.filter((f) => f !== p.key).slice(0, 2).join('", "')}"]; default all.` })
         break
       case 'strings':
         args.push({ name: p.name, in: 'query', kind: { type: 'strings', max: p.maxValues }, description: p.description })
@@ -108,7 +108,7 @@ function argSpecs(op: CompiledOperation, all: readonly CompiledResource[], orgsT
 }
 
 function listOutput(c: CompiledResource): JsonSchema {
-  const record = recordJsonSchema(c.listFieldNames, c.fields, !c.decl.sparseFields)
+  const record = recordJsonSchema(c.listFieldNames, c.fields, !queryParam(c.ops.list!, 'fields'))
   const meta: Record<string, unknown> = { count: { type: 'integer' }, hasMore: { type: 'boolean' } }
   if (!c.decl.unpaged) Object.assign(meta, { limit: { type: 'integer' }, offset: { type: 'integer' }, requestedLimit: { type: 'integer' } })
   return {
@@ -125,7 +125,8 @@ function listOutput(c: CompiledResource): JsonSchema {
 
 function getOutput(c: CompiledResource): JsonSchema {
   const names = [...c.fields.keys()]
-  return { $schema: JSON_SCHEMA_DIALECT, type: 'object', properties: { data: recordJsonSchema(names, c.fields, true) }, required: ['data'] }
+  // With `fields`, a record holds only the properties asked for (and its id).
+  return { $schema: JSON_SCHEMA_DIALECT, type: 'object', properties: { data: recordJsonSchema(names, c.fields, !queryParam(c.ops.get!, 'fields')) }, required: ['data'] }
 }
 
 function describe(op: CompiledOperation, all: readonly CompiledResource[], orgsTool: string): string {
