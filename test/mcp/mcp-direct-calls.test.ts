@@ -91,7 +91,7 @@ t.test('every tool answers the same bytes the direct way and through the SDK', a
   const texts = await Promise.all(calls.slice(-13).map((p) => call(p).then((a) => a.body.result)))
   t.equal(texts[0].structuredContent.data.id, firstIds.get('fieldId'), 'a record by id')
   t.equal(texts[1].structuredContent.data.length > 0, true, 'a filtered, sorted page')
-  t.same(Object.keys(texts[2].structuredContent.data[0]).sort(), ['issueKey', 'priority', 'title'], 'a sparse fieldset: the properties asked for, and the record'''s key')
+  t.same(Object.keys(texts[2].structuredContent.data[0]).sort(), ['issueKey', 'priority', 'title'], 'a sparse fieldset: the properties asked for, and the record key')
   t.match(texts[3].structuredContent, { error: 'bad_filter', reason: 'invalid_filter_value' })
   t.match(texts[4].structuredContent, { error: 'bad_filter', reason: 'filter_parse_error' })
   t.match(texts[5].structuredContent, { error: 'bad_filter', parameter: 'limit' })
