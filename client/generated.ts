@@ -2,7 +2,7 @@
 
 /* eslint-disable */
 
-import type { Page } from './index.ts'
+import type { Counts, Page } from './index.ts'
 
 /** Org: CRM-platform organizations (orgs) the caller can access, with the state of their latest scan. The list carries a compact record; fetching one org returns the full summary. */
 export interface Org {
@@ -677,31 +677,31 @@ export interface Resources {
 
 /** Where each resource lives (paths below /v1, `{…}` filled by the client). */
 export const ENDPOINTS = {
-  orgs: { list: "orgs", get: "orgs/{id}", idEncoding: "text", paged: true },
-  connectedApps: { list: "orgs/{orgId}/connectedApps", get: "orgs/{orgId}/connectedApps/{id}", idEncoding: "int", paged: true },
-  connectedAppAssignments: { list: "orgs/{orgId}/connectedAppAssignments", get: null, idEncoding: null, paged: true },
-  fields: { list: "orgs/{orgId}/fields", get: "orgs/{orgId}/fields/{id}", idEncoding: "int", paged: true },
-  objects: { list: "orgs/{orgId}/objects", get: "orgs/{orgId}/objects/{id}", idEncoding: "int", paged: true },
-  objectFields: { list: "orgs/{orgId}/objects/{objectId}/fields", get: null, idEncoding: null, paged: true },
-  objectUsages: { list: "orgs/{orgId}/objectUsages", get: null, idEncoding: null, paged: true },
-  cloudUsage: { list: null, get: "orgs/{orgId}/cloudUsage", idEncoding: null, paged: false },
-  installedPackages: { list: "orgs/{orgId}/installedPackages", get: "orgs/{orgId}/installedPackages/{id}", idEncoding: "int", paged: true },
-  issues: { list: "orgs/{orgId}/issues", get: null, idEncoding: null, paged: true },
-  recommendations: { list: null, get: "orgs/{orgId}/issues/{id}", idEncoding: "base64url", paged: false },
-  orgLimits: { list: "orgs/{orgId}/orgLimits", get: "orgs/{orgId}/orgLimits/{id}", idEncoding: "text", paged: false },
-  licenseUsages: { list: "orgs/{orgId}/licenseUsages", get: "orgs/{orgId}/licenseUsages/{id}", idEncoding: "text", paged: true },
-  sfProfiles: { list: "orgs/{orgId}/sfProfiles", get: "orgs/{orgId}/sfProfiles/{id}", idEncoding: "text", paged: true },
-  permissionSets: { list: "orgs/{orgId}/permissionSets", get: "orgs/{orgId}/permissionSets/{id}", idEncoding: "text", paged: true },
-  loginActivity: { list: "orgs/{orgId}/loginActivity", get: null, idEncoding: null, paged: true },
-  loginActivityOverview: { list: null, get: "orgs/{orgId}/loginActivity/overview", idEncoding: null, paged: false },
-  codeCounts: { list: "orgs/{orgId}/codeCounts", get: "orgs/{orgId}/codeCounts/{id}", idEncoding: "int", paged: true },
-  classTypes: { list: "orgs/{orgId}/classTypes", get: null, idEncoding: null, paged: true },
-  esLints: { list: "orgs/{orgId}/esLints", get: "orgs/{orgId}/esLints/{id}", idEncoding: "int", paged: true },
-  pmds: { list: "orgs/{orgId}/pmds", get: "orgs/{orgId}/pmds/{id}", idEncoding: "int", paged: true },
-  items: { list: "orgs/{orgId}/items", get: "orgs/{orgId}/items/{id}", idEncoding: "int", paged: true },
-  flows: { list: "orgs/{orgId}/flows", get: "orgs/{orgId}/flows/{id}", idEncoding: "int", paged: true },
-  triggers: { list: "orgs/{orgId}/triggers", get: "orgs/{orgId}/triggers/{id}", idEncoding: "int", paged: true },
-  workflows: { list: "orgs/{orgId}/workflows", get: "orgs/{orgId}/workflows/{id}", idEncoding: "int", paged: true },
+  orgs: { list: "orgs", get: "orgs/{id}", count: null, idEncoding: "text", paged: true },
+  connectedApps: { list: "orgs/{orgId}/connectedApps", get: "orgs/{orgId}/connectedApps/{id}", count: "orgs/{orgId}/counts/connectedApps", idEncoding: "int", paged: true },
+  connectedAppAssignments: { list: "orgs/{orgId}/connectedAppAssignments", get: null, count: null, idEncoding: null, paged: true },
+  fields: { list: "orgs/{orgId}/fields", get: "orgs/{orgId}/fields/{id}", count: "orgs/{orgId}/counts/fields", idEncoding: "int", paged: true },
+  objects: { list: "orgs/{orgId}/objects", get: "orgs/{orgId}/objects/{id}", count: "orgs/{orgId}/counts/objects", idEncoding: "int", paged: true },
+  objectFields: { list: "orgs/{orgId}/objects/{objectId}/fields", get: null, count: null, idEncoding: null, paged: true },
+  objectUsages: { list: "orgs/{orgId}/objectUsages", get: null, count: null, idEncoding: null, paged: true },
+  cloudUsage: { list: null, get: "orgs/{orgId}/cloudUsage", count: null, idEncoding: null, paged: false },
+  installedPackages: { list: "orgs/{orgId}/installedPackages", get: "orgs/{orgId}/installedPackages/{id}", count: "orgs/{orgId}/counts/installedPackages", idEncoding: "int", paged: true },
+  issues: { list: "orgs/{orgId}/issues", get: null, count: "orgs/{orgId}/counts/issues", idEncoding: null, paged: true },
+  recommendations: { list: null, get: "orgs/{orgId}/issues/{id}", count: null, idEncoding: "base64url", paged: false },
+  orgLimits: { list: "orgs/{orgId}/orgLimits", get: "orgs/{orgId}/orgLimits/{id}", count: null, idEncoding: "text", paged: false },
+  licenseUsages: { list: "orgs/{orgId}/licenseUsages", get: "orgs/{orgId}/licenseUsages/{id}", count: "orgs/{orgId}/counts/licenseUsages", idEncoding: "text", paged: true },
+  sfProfiles: { list: "orgs/{orgId}/sfProfiles", get: "orgs/{orgId}/sfProfiles/{id}", count: "orgs/{orgId}/counts/sfProfiles", idEncoding: "text", paged: true },
+  permissionSets: { list: "orgs/{orgId}/permissionSets", get: "orgs/{orgId}/permissionSets/{id}", count: "orgs/{orgId}/counts/permissionSets", idEncoding: "text", paged: true },
+  loginActivity: { list: "orgs/{orgId}/loginActivity", get: null, count: "orgs/{orgId}/counts/loginActivity", idEncoding: null, paged: true },
+  loginActivityOverview: { list: null, get: "orgs/{orgId}/loginActivity/overview", count: null, idEncoding: null, paged: false },
+  codeCounts: { list: "orgs/{orgId}/codeCounts", get: "orgs/{orgId}/codeCounts/{id}", count: "orgs/{orgId}/counts/codeCounts", idEncoding: "int", paged: true },
+  classTypes: { list: "orgs/{orgId}/classTypes", get: null, count: "orgs/{orgId}/counts/classTypes", idEncoding: null, paged: true },
+  esLints: { list: "orgs/{orgId}/esLints", get: "orgs/{orgId}/esLints/{id}", count: "orgs/{orgId}/counts/esLints", idEncoding: "int", paged: true },
+  pmds: { list: "orgs/{orgId}/pmds", get: "orgs/{orgId}/pmds/{id}", count: "orgs/{orgId}/counts/pmds", idEncoding: "int", paged: true },
+  items: { list: "orgs/{orgId}/items", get: "orgs/{orgId}/items/{id}", count: "orgs/{orgId}/counts/items", idEncoding: "int", paged: true },
+  flows: { list: "orgs/{orgId}/flows", get: "orgs/{orgId}/flows/{id}", count: "orgs/{orgId}/counts/flows", idEncoding: "int", paged: true },
+  triggers: { list: "orgs/{orgId}/triggers", get: "orgs/{orgId}/triggers/{id}", count: "orgs/{orgId}/counts/triggers", idEncoding: "int", paged: true },
+  workflows: { list: "orgs/{orgId}/workflows", get: "orgs/{orgId}/workflows/{id}", count: "orgs/{orgId}/counts/workflows", idEncoding: "int", paged: true },
 } as const
 
 /** One method per endpoint; each delegates to the generic call of OrgscanClient (client/index.ts). */
@@ -709,6 +709,7 @@ export abstract class OrgscanEndpoints {
   protected abstract listOf(name: keyof Resources, params: Record<string, unknown>): Promise<any>
   protected abstract allOf(name: keyof Resources, params: Record<string, unknown>): AsyncGenerator<any>
   protected abstract getOf(name: keyof Resources, params: Record<string, unknown>): Promise<any>
+  protected abstract countOf(name: keyof Resources, params: Record<string, unknown>): Promise<any>
 
   /** List orgs: `GET /v1/orgs` (one page). */
   listOrgs(params: { limit?: number; offset?: number; filter?: string; sort?: string; fields?: string } = {}): Promise<Page<OrgListRecord>> {
@@ -740,6 +741,11 @@ export abstract class OrgscanEndpoints {
     return this.getOf("connectedApps", { ...rest, id })
   }
 
+  /** Count connected apps by group: `GET /v1/orgs/{orgId}/counts/connectedApps`. */
+  countOrgConnectedApps(params: { orgId: string; by: "permittedUsers" | "isManaged" | Array<"permittedUsers" | "isManaged">; filter?: string; limit?: number }): Promise<Counts<Pick<ConnectedApp, "permittedUsers" | "isManaged">>> {
+    return this.countOf("connectedApps", params)
+  }
+
   /** List connected app assignments: `GET /v1/orgs/{orgId}/connectedAppAssignments` (one page). */
   listOrgConnectedAppAssignments(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<ConnectedAppAssignment>> {
     return this.listOf("connectedAppAssignments", params)
@@ -764,6 +770,11 @@ export abstract class OrgscanEndpoints {
     return this.getOf("fields", { ...rest, id })
   }
 
+  /** Count fields by group: `GET /v1/orgs/{orgId}/counts/fields`. */
+  countOrgFields(params: { orgId: string; by: "objectApiName" | "type" | "isCustom" | "namespace" | "isRequired" | Array<"objectApiName" | "type" | "isCustom" | "namespace" | "isRequired">; filter?: string; limit?: number }): Promise<Counts<Pick<Field, "objectApiName" | "type" | "isCustom" | "namespace" | "isRequired">>> {
+    return this.countOf("fields", params)
+  }
+
   /** List objects: `GET /v1/orgs/{orgId}/objects` (one page). */
   listOrgObjects(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<OrgObject>> {
     return this.listOf("objects", params)
@@ -777,6 +788,11 @@ export abstract class OrgscanEndpoints {
   getOrgObject(params: { orgId: string; objectId: number | string; fields?: string }): Promise<OrgObject> {
     const { objectId: id, ...rest } = params
     return this.getOf("objects", { ...rest, id })
+  }
+
+  /** Count objects by group: `GET /v1/orgs/{orgId}/counts/objects`. */
+  countOrgObjects(params: { orgId: string; by: "isCustom" | Array<"isCustom">; filter?: string; limit?: number }): Promise<Counts<Pick<OrgObject, "isCustom">>> {
+    return this.countOf("objects", params)
   }
 
   /** List fields of an object: `GET /v1/orgs/{orgId}/objects/{objectId}/fields` (one page). */
@@ -817,6 +833,11 @@ export abstract class OrgscanEndpoints {
     return this.getOf("installedPackages", { ...rest, id })
   }
 
+  /** Count installed packages by group: `GET /v1/orgs/{orgId}/counts/installedPackages`. */
+  countOrgInstalledPackages(params: { orgId: string; by: "type" | Array<"type">; filter?: string; limit?: number }): Promise<Counts<Pick<InstalledPackage, "type">>> {
+    return this.countOf("installedPackages", params)
+  }
+
   /** List issues: `GET /v1/orgs/{orgId}/issues` (one page). */
   listOrgIssues(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<Issue>> {
     return this.listOf("issues", params)
@@ -824,6 +845,11 @@ export abstract class OrgscanEndpoints {
   /** Every record of `GET /v1/orgs/{orgId}/issues`, page after page. */
   allOrgIssues(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<Issue> {
     return this.allOf("issues", params)
+  }
+
+  /** Count issues by group: `GET /v1/orgs/{orgId}/counts/issues`. */
+  countOrgIssues(params: { orgId: string; by: "category" | "priority" | "effort" | "namespace" | Array<"category" | "priority" | "effort" | "namespace">; filter?: string; limit?: number }): Promise<Counts<Pick<Issue, "category" | "priority" | "effort" | "namespace">>> {
+    return this.countOf("issues", params)
   }
 
   /** Get issue recommendation: `GET /v1/orgs/{orgId}/issues/{issueKey}` (`issueKey` as listed: the client encodes it). */
@@ -862,6 +888,11 @@ export abstract class OrgscanEndpoints {
     return this.getOf("licenseUsages", { ...rest, id })
   }
 
+  /** Count license usages by group: `GET /v1/orgs/{orgId}/counts/licenseUsages`. */
+  countOrgLicenseUsages(params: { orgId: string; by: "type" | Array<"type">; filter?: string; limit?: number }): Promise<Counts<Pick<LicenseUsage, "type">>> {
+    return this.countOf("licenseUsages", params)
+  }
+
   /** List profiles: `GET /v1/orgs/{orgId}/sfProfiles` (one page). */
   listOrgSfProfiles(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<Profile>> {
     return this.listOf("sfProfiles", params)
@@ -875,6 +906,11 @@ export abstract class OrgscanEndpoints {
   getOrgSfProfile(params: { orgId: string; sfProfileId: string; fields?: string }): Promise<Profile> {
     const { sfProfileId: id, ...rest } = params
     return this.getOf("sfProfiles", { ...rest, id })
+  }
+
+  /** Count profiles by group: `GET /v1/orgs/{orgId}/counts/sfProfiles`. */
+  countOrgSfProfiles(params: { orgId: string; by: "isCustom" | Array<"isCustom">; filter?: string; limit?: number }): Promise<Counts<Pick<Profile, "isCustom">>> {
+    return this.countOf("sfProfiles", params)
   }
 
   /** List permission sets: `GET /v1/orgs/{orgId}/permissionSets` (one page). */
@@ -892,6 +928,11 @@ export abstract class OrgscanEndpoints {
     return this.getOf("permissionSets", { ...rest, id })
   }
 
+  /** Count permission sets by group: `GET /v1/orgs/{orgId}/counts/permissionSets`. */
+  countOrgPermissionSets(params: { orgId: string; by: "isCustom" | Array<"isCustom">; filter?: string; limit?: number }): Promise<Counts<Pick<PermissionSet, "isCustom">>> {
+    return this.countOf("permissionSets", params)
+  }
+
   /** List login activity: `GET /v1/orgs/{orgId}/loginActivity` (one page). */
   listOrgLoginActivity(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<LoginActivity>> {
     return this.listOf("loginActivity", params)
@@ -899,6 +940,11 @@ export abstract class OrgscanEndpoints {
   /** Every record of `GET /v1/orgs/{orgId}/loginActivity`, page after page. */
   allOrgLoginActivity(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<LoginActivity> {
     return this.allOf("loginActivity", params)
+  }
+
+  /** Count login activity by group: `GET /v1/orgs/{orgId}/counts/loginActivity`. */
+  countOrgLoginActivity(params: { orgId: string; by: "profileName" | "licenseType" | "isActive" | Array<"profileName" | "licenseType" | "isActive">; filter?: string; limit?: number }): Promise<Counts<Pick<LoginActivity, "profileName" | "licenseType" | "isActive">>> {
+    return this.countOf("loginActivity", params)
   }
 
   /** Get login activity overview: `GET /v1/orgs/{orgId}/loginActivity/overview`. */
@@ -921,6 +967,11 @@ export abstract class OrgscanEndpoints {
     return this.getOf("codeCounts", { ...rest, id })
   }
 
+  /** Count code counts by group: `GET /v1/orgs/{orgId}/counts/codeCounts`. */
+  countOrgCodeCounts(params: { orgId: string; by: "type" | "namespace" | Array<"type" | "namespace">; filter?: string; limit?: number }): Promise<Counts<Pick<CodeCount, "type" | "namespace">>> {
+    return this.countOf("codeCounts", params)
+  }
+
   /** List class types: `GET /v1/orgs/{orgId}/classTypes` (one page). */
   listOrgClassTypes(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<ClassType>> {
     return this.listOf("classTypes", params)
@@ -928,6 +979,11 @@ export abstract class OrgscanEndpoints {
   /** Every record of `GET /v1/orgs/{orgId}/classTypes`, page after page. */
   allOrgClassTypes(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<ClassType> {
     return this.allOf("classTypes", params)
+  }
+
+  /** Count class types by group: `GET /v1/orgs/{orgId}/counts/classTypes`. */
+  countOrgClassTypes(params: { orgId: string; by: "classType" | Array<"classType">; filter?: string; limit?: number }): Promise<Counts<Pick<ClassType, "classType">>> {
+    return this.countOf("classTypes", params)
   }
 
   /** List ESLint findings: `GET /v1/orgs/{orgId}/esLints` (one page). */
@@ -945,6 +1001,11 @@ export abstract class OrgscanEndpoints {
     return this.getOf("esLints", { ...rest, id })
   }
 
+  /** Count eslint findings by group: `GET /v1/orgs/{orgId}/counts/esLints`. */
+  countOrgEsLints(params: { orgId: string; by: "componentType" | "severity" | Array<"componentType" | "severity">; filter?: string; limit?: number }): Promise<Counts<Pick<ESLintFinding, "componentType" | "severity">>> {
+    return this.countOf("esLints", params)
+  }
+
   /** List PMD violations: `GET /v1/orgs/{orgId}/pmds` (one page). */
   listOrgPmdViolations(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<PMDViolation>> {
     return this.listOf("pmds", params)
@@ -958,6 +1019,11 @@ export abstract class OrgscanEndpoints {
   getOrgPmdViolation(params: { orgId: string; pmdId: number | string; fields?: string }): Promise<PMDViolation> {
     const { pmdId: id, ...rest } = params
     return this.getOf("pmds", { ...rest, id })
+  }
+
+  /** Count pmd violations by group: `GET /v1/orgs/{orgId}/counts/pmds`. */
+  countOrgPmds(params: { orgId: string; by: "rule" | "ruleSet" | "priority" | Array<"rule" | "ruleSet" | "priority">; filter?: string; limit?: number }): Promise<Counts<Pick<PMDViolation, "rule" | "ruleSet" | "priority">>> {
+    return this.countOf("pmds", params)
   }
 
   /** List metadata items: `GET /v1/orgs/{orgId}/items` (one page). */
@@ -975,6 +1041,11 @@ export abstract class OrgscanEndpoints {
     return this.getOf("items", { ...rest, id })
   }
 
+  /** Count metadata items by group: `GET /v1/orgs/{orgId}/counts/items`. */
+  countOrgItems(params: { orgId: string; by: "metadataType" | "namespace" | "manageableState" | Array<"metadataType" | "namespace" | "manageableState">; filter?: string; limit?: number }): Promise<Counts<Pick<MetadataItem, "metadataType" | "namespace" | "manageableState">>> {
+    return this.countOf("items", params)
+  }
+
   /** List flows: `GET /v1/orgs/{orgId}/flows` (one page). */
   listOrgFlows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<Flow>> {
     return this.listOf("flows", params)
@@ -988,6 +1059,11 @@ export abstract class OrgscanEndpoints {
   getOrgFlow(params: { orgId: string; flowId: number | string; fields?: string }): Promise<Flow> {
     const { flowId: id, ...rest } = params
     return this.getOf("flows", { ...rest, id })
+  }
+
+  /** Count flows by group: `GET /v1/orgs/{orgId}/counts/flows`. */
+  countOrgFlows(params: { orgId: string; by: "processType" | "status" | Array<"processType" | "status">; filter?: string; limit?: number }): Promise<Counts<Pick<Flow, "processType" | "status">>> {
+    return this.countOf("flows", params)
   }
 
   /** List triggers: `GET /v1/orgs/{orgId}/triggers` (one page). */
@@ -1005,6 +1081,11 @@ export abstract class OrgscanEndpoints {
     return this.getOf("triggers", { ...rest, id })
   }
 
+  /** Count triggers by group: `GET /v1/orgs/{orgId}/counts/triggers`. */
+  countOrgTriggers(params: { orgId: string; by: "status" | Array<"status">; filter?: string; limit?: number }): Promise<Counts<Pick<Trigger, "status">>> {
+    return this.countOf("triggers", params)
+  }
+
   /** List workflow rules: `GET /v1/orgs/{orgId}/workflows` (one page). */
   listOrgWorkflows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<WorkflowRule>> {
     return this.listOf("workflows", params)
@@ -1018,5 +1099,10 @@ export abstract class OrgscanEndpoints {
   getOrgWorkflow(params: { orgId: string; workflowId: number | string; fields?: string }): Promise<WorkflowRule> {
     const { workflowId: id, ...rest } = params
     return this.getOf("workflows", { ...rest, id })
+  }
+
+  /** Count workflow rules by group: `GET /v1/orgs/{orgId}/counts/workflows`. */
+  countOrgWorkflows(params: { orgId: string; by: "active" | "triggerType" | Array<"active" | "triggerType">; filter?: string; limit?: number }): Promise<Counts<Pick<WorkflowRule, "active" | "triggerType">>> {
+    return this.countOf("workflows", params)
   }
 }

@@ -40,6 +40,7 @@ export const issues = defineResource({
   },
   filterable: ['issueKey', 'title', 'category', 'priority', 'effort', 'namespace', 'affectedCount', 'firstDetectedDate'],
   sortable: ['issueKey', 'title', 'category', 'priority', 'effort', 'affectedCount', 'firstDetectedDate'],
+  groupable: ['category', 'priority', 'effort', 'namespace'],
   defaultSort: '-priority,effort',
   defaultFilter: 'isNull(namespace)',
   orgSummary: { field: 'issueCounts', countBy: 'priority', buckets: { 4: 'critical', 3: 'high', 2: 'medium', 1: 'low' } },

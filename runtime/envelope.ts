@@ -67,16 +67,23 @@ const tails = new WeakMap<object, { path: string; qs: string; tail: Buffer }>()
  */
 export function renderReadParts(result: ReadResult & { dataBytes: Buffer }, path: string, qs: string): [Buffer, Buffer, Buffer] {
   if (result.kind === 'one') return [HEAD, result.dataBytes, CLOSE]
-  const last = tails.get(result.plan)
+  const plan = result.kind === 'list' ? result.plan : result.countPlan
+  const last = tails.get(plan)
   if (last !== undefined && last.path === path && last.qs === qs) return [HEAD, result.dataBytes, last.tail]
   const tail = Buffer.from(renderTail(result, path, qs))
-  tails.set(result.plan, { path, qs, tail })
+  tails.set(plan, { path, qs, tail })
   return [HEAD, result.dataBytes, tail]
 }
 
-/** What follows the records: `}` for one record, the meta and links of a list. */
+/** What follows the records: `}` for one record, the meta and links of a list, the meta of a grouped count. */
 function renderTail(result: ReadResult, path: string, qs: string): string {
   if (result.kind === 'one') return '}'
+  if (result.kind === 'counts') {
+    const { countPlan: plan } = result
+    const meta: Record<string, unknown> = { total: result.total, groups: result.groups, limit: plan.limit, hasMore: result.hasMore }
+    if (plan.requestedLimit !== undefined) meta.requestedLimit = plan.requestedLimit
+    return `,"meta":${JSON.stringify(meta)}}`
+  }
   const { plan } = result
   const meta: Record<string, unknown> = { count: result.count, hasMore: result.hasMore }
   if (!result.unpaged) {

@@ -68,7 +68,9 @@ export function restReference(resources: readonly CompiledResource[]): string {
     if (ex && list) out.push(`- example: \`${list.path}?filter=${ex}\``)
     const sort = list && queryParam(list, 'sort')
     if (sort) out.push(`- sort on: ${sort.fields.map((f) => `\`${f}\``).join(', ')}${sort.defaultSort ? `; default \`${sort.defaultSort}\`` : ''}`)
-    if (list && queryParam(list, 'fields')) out.push('- `fields`: a comma-separated subset of the list fields')
+    if (list && queryParam(list, 'fields')) out.push('- `fields`: a comma-separated subset of the fields (the record\'s id always comes)')
+    const count = c.ops.count
+    if (count) out.push(`- \`${count.method} ${count.path}?by=…\` — how many records (of the filter) have each combination of values of \`by\`: ${queryParam(count, 'groupBy')!.fields.map((f) => `\`${f}\``).join(', ')}`)
     const extras = [...(list?.queryParams ?? get?.queryParams ?? [])].filter((p) => p.type === 'strings')
     for (const p of extras) if (p.type === 'strings') out.push(`- \`${p.name}\` (repeatable, up to ${p.maxValues} values of 1–${p.maxValueLength} characters): ${p.description}`)
     out.push('', '| field | type | description |', '|---|---|---|')

@@ -215,6 +215,7 @@ function tool(operation: CompiledOperation, all: readonly CompiledResource[], or
       // Bytes (the cache's, or as the database sent them) to a transport that writes them; text to any other.
       const body = r.dataBytes && ctx.rawJson ? renderReadParts(r as typeof r & { dataBytes: Buffer }, target.path, target.qs) : renderRead(r, target.path, target.qs)
       if (r.kind === 'one') return jsonResult(`One ${d.title.toLowerCase()} in structuredContent.data.`, body, ctx.rawJson, r.release)
+      if (r.kind !== 'list') throw new Error('a list answered with another kind of outcome')
       const { count, hasMore, plan } = r
       const next = hasMore ? ` More are available: call ${name} again with offset ${plan.offset + plan.limit}.` : ' There are no more.'
       const noun = count === 1 ? d.title : (d.plural ?? `${d.title}s`)
@@ -223,8 +224,13 @@ function tool(operation: CompiledOperation, all: readonly CompiledResource[], or
   }
 }
 
-/** Every list and get tool of the registry, in registry order. */
+/** The tool that lists the caller's orgs (where every orgId comes from). */
+export function orgsToolOf(resources: readonly CompiledResource[]): string {
+  return resources.find((c) => c.decl.scope === 'account' && c.decl.operations.list)?.decl.mcp.list ?? 'the org list'
+}
+
+/** Every list and get tool of the registry, in registry order (grouped counts have one tool of their own: count-tool.ts). */
 export function resourceTools(resources: readonly CompiledResource[]): McpTool[] {
-  const orgsTool = resources.find((c) => c.decl.scope === 'account' && c.decl.operations.list)?.decl.mcp.list ?? 'the org list'
-  return allOperations(resources).map((op) => tool(op, resources, orgsTool))
+  const orgsTool = orgsToolOf(resources)
+  return allOperations(resources).filter((op) => op.kind !== 'count').map((op) => tool(op, resources, orgsTool))
 }
