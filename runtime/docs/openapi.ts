@@ -216,7 +216,8 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
     const d = c.decl
     const name = pascal(c.name)
     const all = [...c.fields.keys()]
-    schemas[name] = { ...recordJsonSchema(all, c.fields, true), title: d.title, description: d.description }
+    // Every property comes unless the request's `fields` chose some (the record's id always comes).
+    schemas[name] = { ...recordJsonSchema(all, c.fields, false), title: d.title, description: d.description }
     // Every list and get takes `fields` (a sparse fieldset), so no property is required of a record in an answer.
     const listRecord = c.listFieldNames.length === all.length ? ref(name) : recordJsonSchema(c.listFieldNames, c.fields, false)
     tags.push({ name: d.title, description: d.description })
