@@ -17,7 +17,7 @@ export interface AnswerFields {
   hasMore?: boolean
   plan?: ListPlan
   unpaged?: boolean
-  /** A grouped count's records matched and groups, and its plan. */
+  /** Records the filter matches (lists, grouped counts); a grouped count's groups and its plan. */
   total?: number
   groups?: number
   countPlan?: CountPlan
@@ -63,7 +63,7 @@ export class Answer implements AnswerFields {
 
 /** An answer's fields without its records, never reading `data` (which would decode them). */
 export function answerFields(r: AnswerFields): AnswerFields {
-  if (r.kind === 'list') return { kind: 'list', count: r.count, hasMore: r.hasMore, plan: r.plan, unpaged: r.unpaged, etag: r.etag }
+  if (r.kind === 'list') return { kind: 'list', count: r.count, total: r.total, hasMore: r.hasMore, plan: r.plan, unpaged: r.unpaged, etag: r.etag }
   if (r.kind === 'counts') return { kind: 'counts', count: r.count, hasMore: r.hasMore, total: r.total, groups: r.groups, countPlan: r.countPlan, etag: r.etag }
   return { kind: 'one', etag: r.etag }
 }

@@ -1,6 +1,7 @@
 /**
  * The body of a read, the same on every surface: `{"data":{…}}` for one record or a singleton, and for a list the
- * envelope `{"data":[…],"meta":{count, hasMore, limit, offset, requestedLimit?},"links":{self, next?, prev?}}`
+ * envelope `{"data":[…],"meta":{count, total, hasMore, limit, offset, requestedLimit?},"links":{self, next?, prev?}}`, and for a
+ * grouped count `{"data":[…],"meta":{total, groups, limit, hasMore, requestedLimit?}}`
  * (docs/adr/0001-list-envelope-and-paging-links.md). Links are REST paths relative to the service root. The records'
  * JSON comes from PostgreSQL and is spliced in as is.
  */
@@ -85,7 +86,7 @@ function renderTail(result: ReadResult, path: string, qs: string): string {
     return `,"meta":${JSON.stringify(meta)}}`
   }
   const { plan } = result
-  const meta: Record<string, unknown> = { count: result.count, hasMore: result.hasMore }
+  const meta: Record<string, unknown> = { count: result.count, total: result.total, hasMore: result.hasMore }
   if (!result.unpaged) {
     meta.limit = plan.limit
     meta.offset = plan.offset

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto'
 import { planCount, planGet, planList, type CountPlan, type GetPlan, type ListPlan, type QueryInput, type Surface } from './plan.ts'
 import type { ResponseCache } from './cache/response-cache.ts'
 import type { OrgState, OrgStateCache } from './cache/org-state.ts'
+import type { TotalCache } from './cache/totals.ts'
 import type { ReplicaReads } from './db/replica.ts'
 import { countStatement, getStatement, listStatement, orgAccessStatement, type ResultRow, type Scope, type Statement } from './statements.ts'
 import type { PreparedShapes } from './db/prepared-shapes.ts'
@@ -20,7 +21,7 @@ import { Answer } from './answer.ts'
 import type { OperationKind } from './operations.ts'
 
 export type ReadResult = (
-  | { kind: 'list'; data: string; count: number; hasMore: boolean; plan: ListPlan; /** all rows in one page (no limit/offset) */ unpaged: boolean }
+  | { kind: 'list'; data: string; count: number; /** records the filter matches */ total: number; hasMore: boolean; plan: ListPlan; /** all rows in one page (no limit/offset) */ unpaged: boolean }
   | { kind: 'one'; data: string }
   /** A grouped count: `total` records the filter matches, in `groups` groups, of which the first `limit` are in `data`. */
   | { kind: 'counts'; data: string; count: number; total: number; groups: number; hasMore: boolean; countPlan: CountPlan }
@@ -67,6 +68,8 @@ export interface ReadDb {
   shapes: PreparedShapes
   /** Answers of org-scoped reads, and who may see which org (runtime/cache/); absent: every read queries. */
   hot?: { responses: ResponseCache; orgs: OrgStateCache }
+  /** Totals of lists already counted, by org, resource and filter (runtime/cache/totals.ts); absent: lists always count. */
+  totals?: TotalCache
   /** Called as a read statement starts; the function it returns, when it has ended (runtime/metrics.ts). */
   onQuery?: () => () => void
 }
@@ -199,11 +202,16 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
     const state = key ? await orgState(db, scope) : undefined
     const hit = key && cached(db, state, key, req.lend)
     if (hit) return hit
-    const row = await runRead(db, state, (pin) => listStatement(c, plan, { ...scope, scanId: pin }), plan.filter !== undefined)
+    // The filter's total, when this process counted it on a scan before: the statement counts only on another scan.
+    const totalKey = key && db.totals ? `${scope.orgId}\n${c.name}\n${LIST_PARTS.filter(plan)}\n${plan.parentId ?? ''}\n${extraText(plan.extra)}` : undefined
+    const known = totalKey ? db.totals!.get(totalKey) : undefined
+    const row = await runRead(db, state, (pin) => listStatement(c, plan, { ...scope, scanId: pin }, known?.scanId), plan.filter !== undefined)
     checkRow(row, decl.scope, decl.parent?.param)
     if (!row.org_ok && decl.scope === 'org') return orgDenied(db, scope.orgId!, req.principal)
     const count = Math.min(row.n, plan.limit)
-    return remember(db, req.lend, scope, key, row, new Answer('list', row.data ?? EMPTY_LIST, { count, hasMore: row.n > plan.limit, plan, unpaged: decl.unpaged === true }))
+    const total = row.total ?? known!.total
+    if (totalKey && row.total !== null && row.scan_id !== null) db.totals!.set(totalKey, { scanId: row.scan_id, total })
+    return remember(db, req.lend, scope, key, row, new Answer('list', row.data ?? EMPTY_LIST, { count, total, hasMore: row.n > plan.limit, plan, unpaged: decl.unpaged === true }))
   }
 
   if (req.op === 'count') {

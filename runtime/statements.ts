@@ -41,7 +41,7 @@ export interface ResultRow {
   /** The records' JSON as the server sent it (UTF-8), never decoded to text on the way. */
   data: Buffer | null
   n: number
-  /** Records the filter matches, when the statement counts them (grouped counts); null otherwise. */
+  /** Records the filter matches, when the statement counts them (lists, grouped counts); null otherwise. */
   total: number | null
 }
 
@@ -92,7 +92,12 @@ function head(c: CompiledResource, b: Binder, s: Scope, parentId?: string): { ct
   return { cte, cols: `${SCAN}::text AS scan_id, EXISTS (SELECT 1 FROM o) AS org_ok, ${SCAN} IS NOT NULL AS has_scan, ${parent} AS parent_ok` }
 }
 
-export function listStatement(c: CompiledResource, plan: ListPlan, s: Scope): Statement {
+/**
+ * A page of a list. Its last column is how many records the filter matches (`total`), counted in the same statement
+ * unless `knownFor` names the scan the statement reads (its total is known: runtime/cache/totals.ts); then NULL, and
+ * PostgreSQL never runs the count (a CASE branch not taken).
+ */
+export function listStatement(c: CompiledResource, plan: ListPlan, s: Scope, knownFor?: string): Statement {
   const b = new Binder()
   const { cte, cols } = head(c, b, s, plan.parentId)
   const where = conditions(c, b, s, plan.filter, plan.parentId).join(' AND ')
@@ -112,7 +117,9 @@ export function listStatement(c: CompiledResource, plan: ListPlan, s: Scope): St
       `FROM (SELECT * FROM ${c.decl.table} t WHERE ${where} ORDER BY ${order} LIMIT ${lim}::bigint + 1 OFFSET ${off}::bigint) t) s`
   }
   const fixed = (plan.filter === undefined || plan.filter === c.defaultFilter) && plan.sort === c.defaultSort && plan.fields === undefined
-  return { text: `${cte} SELECT ${cols}, d.data, d.n FROM (${inner}) d`, values: b.values, fixed }
+  const counted = `(SELECT count(*) FROM ${c.decl.table} t WHERE ${where})`
+  const total = c.decl.unpaged ? 'd.n' : c.decl.scope === 'org' ? `CASE WHEN ${SCAN} = ${b.bind(knownFor ?? null)}::bigint THEN NULL ELSE ${counted} END` : counted
+  return { text: `${cte} SELECT ${cols}, d.data, d.n, ${total} AS total FROM (${inner}) d`, values: b.values, fixed }
 }
 
 export function getStatement(c: CompiledResource, plan: GetPlan, s: Scope): Statement {

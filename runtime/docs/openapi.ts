@@ -188,9 +188,10 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
     },
     ListMeta: {
       type: 'object',
-      required: ['count', 'hasMore'],
+      required: ['count', 'total', 'hasMore'],
       properties: {
         count: { type: 'integer', description: 'Records in this page.' },
+        total: { type: 'integer', description: 'Records the filter matches, on every page.' },
         hasMore: { type: 'boolean', description: 'Whether another page follows.' },
         limit: { type: 'integer' },
         offset: { type: 'integer' },

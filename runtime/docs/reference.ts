@@ -39,7 +39,7 @@ export function restReference(resources: readonly CompiledResource[]): string {
   const out: string[] = [BANNER, '', '# REST reference', '']
   out.push(
     'Every endpoint is `GET` (and `HEAD`), authenticated with an API key (HTTP Basic) or a user access token (`Bearer`),',
-    'and counted on the account quota. Lists answer `{data, meta: {count, hasMore, limit, offset}, links: {self, next, prev}}`;',
+    'and counted on the account quota. Lists answer `{data, meta: {count, total, hasMore, limit, offset}, links: {self, next, prev}}`;',
     `\`limit\` defaults to ${DEFAULT_LIMIT}, values above ${MAX_LIMIT} are served with ${MAX_LIMIT}. Filters use RQL (docs/rql.md). Errors: docs/reference/errors.md.`,
     'Answers of org-scoped endpoints (`/v1/orgs/{orgId}/…`) carry a strong `ETag` and `Cache-Control: private, no-cache`;',
     'a request with `If-None-Match` holding the current tag is answered `304 Not Modified` with no body (authenticated and',

@@ -109,14 +109,14 @@ function argSpecs(op: CompiledOperation, all: readonly CompiledResource[], orgsT
 
 function listOutput(c: CompiledResource): JsonSchema {
   const record = recordJsonSchema(c.listFieldNames, c.fields, !queryParam(c.ops.list!, 'fields'))
-  const meta: Record<string, unknown> = { count: { type: 'integer' }, hasMore: { type: 'boolean' } }
+  const meta: Record<string, unknown> = { count: { type: 'integer' }, total: { type: 'integer' }, hasMore: { type: 'boolean' } }
   if (!c.decl.unpaged) Object.assign(meta, { limit: { type: 'integer' }, offset: { type: 'integer' }, requestedLimit: { type: 'integer' } })
   return {
     $schema: JSON_SCHEMA_DIALECT,
     type: 'object',
     properties: {
       data: { type: 'array', items: record },
-      meta: { type: 'object', properties: meta, required: ['count', 'hasMore'] },
+      meta: { type: 'object', properties: meta, required: ['count', 'total', 'hasMore'] },
       links: { type: 'object', additionalProperties: { type: 'string' }, description: 'The equivalent REST paths (self, next, prev).' },
     },
     required: ['data', 'meta', 'links'],
@@ -219,7 +219,7 @@ function tool(operation: CompiledOperation, all: readonly CompiledResource[], or
       const { count, hasMore, plan } = r
       const next = hasMore ? ` More are available: call ${name} again with offset ${plan.offset + plan.limit}.` : ' There are no more.'
       const noun = count === 1 ? d.title : (d.plural ?? `${d.title}s`)
-      return jsonResult(`${count} ${noun.toLowerCase()} in structuredContent.data${d.unpaged ? '' : ` (offset ${plan.offset})`}.${next}`, body, ctx.rawJson, r.release)
+      return jsonResult(`${count} ${noun.toLowerCase()} in structuredContent.data${d.unpaged ? '' : ` (offset ${plan.offset}, ${r.total} in all)`}.${next}`, body, ctx.rawJson, r.release)
     },
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Sparse fieldsets and grouped counts, generated from the registry, over REST and MCP alike: every list and get answers
+ * Sparse fieldsets, list totals and grouped counts, generated from the registry, over REST and MCP alike: every list and get answers
  * only the fields asked for (and the record's id), an unknown one is a 400 listing the allowed names; every grouped
  * count's groups add up to the records its filter matches (counted by paging through the list), REST and MCP answer
  * the same body, and an unknown field to group by is refused with the allowed ones. Every REST answer is checked against
@@ -83,12 +83,15 @@ t.test('grouped counts add up to the records the filter matches, on REST and MCP
       t.same(counts, [...counts].sort((a: number, b: number) => b - a), `${c.name} by ${field}: most records first`)
       // The total is what the list's filter matches: page through the list and count.
       let n = 0
+      const totals = new Set<number>()
       for (let offset = 0; ; offset += 200) {
         const page = await get(`${fillPath(list, params)}?limit=200&offset=${offset}&fields=${field}`)
         n += page.body.data.length
+        totals.add(page.body.meta.total)
         if (!page.body.meta.hasMore) break
       }
       t.equal(r.body.meta.total, n, `${c.name} by ${field}: total equals the records of the list`)
+      t.same([...totals], [n], `${c.name}: every page's meta.total is the records paged through`)
       const group = r.body.data[0]
       if (group && group[field] !== null && typeof group[field] !== 'object') {
         const value = typeof group[field] === 'string' ? `'${String(group[field]).replace(/'/g, "''")}'` : String(group[field])

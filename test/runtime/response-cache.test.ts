@@ -145,7 +145,7 @@ t.test('what the bound counts for the index of an answer covers what the index t
   for (let i = 0; i < n; i++) {
     const plan = planList(fields, new Map([['limit', [String(50 + (i % 7))]], ['offset', [String(i)]]]), 'rest')
     const key = `${1000 + (i % 3)}\n${canonical(fields, plan)}`
-    cache.set(key, { kind: 'list', data: records, count: 41, hasMore: true, plan, unpaged: false, etag: `"${String(i).padStart(32, 'e')}"` }, false)
+    cache.set(key, { kind: 'list', data: records, count: 41, total: 20_000, hasMore: true, plan, unpaged: false, etag: `"${String(i).padStart(32, 'e')}"` }, false)
   }
   const perEntry = (heap() - before) / n
   const s = cache.stats()
