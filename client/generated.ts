@@ -2,7 +2,7 @@
 
 /* eslint-disable */
 
-import type { Page } from './index.ts'
+import type { Counts, Page } from './index.ts'
 
 /** Org: CRM-platform organizations (orgs) the caller can access, with the state of their latest scan. The list carries a compact record; fetching one org returns the full summary. */
 export interface Org {
@@ -657,7 +657,7 @@ export interface Resources {
   objectUsages: { record: ObjectUsage; listRecord: ObjectUsage; scope: 'org'; list: true; get: false; singleton: false; parent: null }
   cloudUsage: { record: CloudUsage; listRecord: CloudUsage; scope: 'org'; list: false; get: true; singleton: true; parent: null }
   installedPackages: { record: InstalledPackage; listRecord: InstalledPackage; scope: 'org'; list: true; get: true; singleton: false; parent: null }
-  issues: { record: Issue; listRecord: Partial<Issue>; scope: 'org'; list: true; get: false; singleton: false; parent: null }
+  issues: { record: Issue; listRecord: Issue; scope: 'org'; list: true; get: false; singleton: false; parent: null }
   recommendations: { record: Recommendation; listRecord: Recommendation; scope: 'org'; list: false; get: true; singleton: false; parent: null }
   orgLimits: { record: OrgLimit; listRecord: OrgLimit; scope: 'org'; list: true; get: true; singleton: false; parent: null }
   licenseUsages: { record: LicenseUsage; listRecord: LicenseUsage; scope: 'org'; list: true; get: true; singleton: false; parent: null }
@@ -677,31 +677,31 @@ export interface Resources {
 
 /** Where each resource lives (paths below /v1, `{…}` filled by the client). */
 export const ENDPOINTS = {
-  orgs: { list: "orgs", get: "orgs/{id}", idEncoding: "text", paged: true },
-  connectedApps: { list: "orgs/{orgId}/connectedApps", get: "orgs/{orgId}/connectedApps/{id}", idEncoding: "int", paged: true },
-  connectedAppAssignments: { list: "orgs/{orgId}/connectedAppAssignments", get: null, idEncoding: null, paged: true },
-  fields: { list: "orgs/{orgId}/fields", get: "orgs/{orgId}/fields/{id}", idEncoding: "int", paged: true },
-  objects: { list: "orgs/{orgId}/objects", get: "orgs/{orgId}/objects/{id}", idEncoding: "int", paged: true },
-  objectFields: { list: "orgs/{orgId}/objects/{objectId}/fields", get: null, idEncoding: null, paged: true },
-  objectUsages: { list: "orgs/{orgId}/objectUsages", get: null, idEncoding: null, paged: true },
-  cloudUsage: { list: null, get: "orgs/{orgId}/cloudUsage", idEncoding: null, paged: false },
-  installedPackages: { list: "orgs/{orgId}/installedPackages", get: "orgs/{orgId}/installedPackages/{id}", idEncoding: "int", paged: true },
-  issues: { list: "orgs/{orgId}/issues", get: null, idEncoding: null, paged: true },
-  recommendations: { list: null, get: "orgs/{orgId}/issues/{id}", idEncoding: "base64url", paged: false },
-  orgLimits: { list: "orgs/{orgId}/orgLimits", get: "orgs/{orgId}/orgLimits/{id}", idEncoding: "text", paged: false },
-  licenseUsages: { list: "orgs/{orgId}/licenseUsages", get: "orgs/{orgId}/licenseUsages/{id}", idEncoding: "text", paged: true },
-  sfProfiles: { list: "orgs/{orgId}/sfProfiles", get: "orgs/{orgId}/sfProfiles/{id}", idEncoding: "text", paged: true },
-  permissionSets: { list: "orgs/{orgId}/permissionSets", get: "orgs/{orgId}/permissionSets/{id}", idEncoding: "text", paged: true },
-  loginActivity: { list: "orgs/{orgId}/loginActivity", get: null, idEncoding: null, paged: true },
-  loginActivityOverview: { list: null, get: "orgs/{orgId}/loginActivity/overview", idEncoding: null, paged: false },
-  codeCounts: { list: "orgs/{orgId}/codeCounts", get: "orgs/{orgId}/codeCounts/{id}", idEncoding: "int", paged: true },
-  classTypes: { list: "orgs/{orgId}/classTypes", get: null, idEncoding: null, paged: true },
-  esLints: { list: "orgs/{orgId}/esLints", get: "orgs/{orgId}/esLints/{id}", idEncoding: "int", paged: true },
-  pmds: { list: "orgs/{orgId}/pmds", get: "orgs/{orgId}/pmds/{id}", idEncoding: "int", paged: true },
-  items: { list: "orgs/{orgId}/items", get: "orgs/{orgId}/items/{id}", idEncoding: "int", paged: true },
-  flows: { list: "orgs/{orgId}/flows", get: "orgs/{orgId}/flows/{id}", idEncoding: "int", paged: true },
-  triggers: { list: "orgs/{orgId}/triggers", get: "orgs/{orgId}/triggers/{id}", idEncoding: "int", paged: true },
-  workflows: { list: "orgs/{orgId}/workflows", get: "orgs/{orgId}/workflows/{id}", idEncoding: "int", paged: true },
+  orgs: { list: "orgs", get: "orgs/{id}", count: null, idEncoding: "text", paged: true },
+  connectedApps: { list: "orgs/{orgId}/connectedApps", get: "orgs/{orgId}/connectedApps/{id}", count: "orgs/{orgId}/counts/connectedApps", idEncoding: "int", paged: true },
+  connectedAppAssignments: { list: "orgs/{orgId}/connectedAppAssignments", get: null, count: null, idEncoding: null, paged: true },
+  fields: { list: "orgs/{orgId}/fields", get: "orgs/{orgId}/fields/{id}", count: "orgs/{orgId}/counts/fields", idEncoding: "int", paged: true },
+  objects: { list: "orgs/{orgId}/objects", get: "orgs/{orgId}/objects/{id}", count: "orgs/{orgId}/counts/objects", idEncoding: "int", paged: true },
+  objectFields: { list: "orgs/{orgId}/objects/{objectId}/fields", get: null, count: null, idEncoding: null, paged: true },
+  objectUsages: { list: "orgs/{orgId}/objectUsages", get: null, count: null, idEncoding: null, paged: true },
+  cloudUsage: { list: null, get: "orgs/{orgId}/cloudUsage", count: null, idEncoding: null, paged: false },
+  installedPackages: { list: "orgs/{orgId}/installedPackages", get: "orgs/{orgId}/installedPackages/{id}", count: "orgs/{orgId}/counts/installedPackages", idEncoding: "int", paged: true },
+  issues: { list: "orgs/{orgId}/issues", get: null, count: "orgs/{orgId}/counts/issues", idEncoding: null, paged: true },
+  recommendations: { list: null, get: "orgs/{orgId}/issues/{id}", count: null, idEncoding: "base64url", paged: false },
+  orgLimits: { list: "orgs/{orgId}/orgLimits", get: "orgs/{orgId}/orgLimits/{id}", count: null, idEncoding: "text", paged: false },
+  licenseUsages: { list: "orgs/{orgId}/licenseUsages", get: "orgs/{orgId}/licenseUsages/{id}", count: "orgs/{orgId}/counts/licenseUsages", idEncoding: "text", paged: true },
+  sfProfiles: { list: "orgs/{orgId}/sfProfiles", get: "orgs/{orgId}/sfProfiles/{id}", count: "orgs/{orgId}/counts/sfProfiles", idEncoding: "text", paged: true },
+  permissionSets: { list: "orgs/{orgId}/permissionSets", get: "orgs/{orgId}/permissionSets/{id}", count: "orgs/{orgId}/counts/permissionSets", idEncoding: "text", paged: true },
+  loginActivity: { list: "orgs/{orgId}/loginActivity", get: null, count: "orgs/{orgId}/counts/loginActivity", idEncoding: null, paged: true },
+  loginActivityOverview: { list: null, get: "orgs/{orgId}/loginActivity/overview", count: null, idEncoding: null, paged: false },
+  codeCounts: { list: "orgs/{orgId}/codeCounts", get: "orgs/{orgId}/codeCounts/{id}", count: "orgs/{orgId}/counts/codeCounts", idEncoding: "int", paged: true },
+  classTypes: { list: "orgs/{orgId}/classTypes", get: null, count: "orgs/{orgId}/counts/classTypes", idEncoding: null, paged: true },
+  esLints: { list: "orgs/{orgId}/esLints", get: "orgs/{orgId}/esLints/{id}", count: "orgs/{orgId}/counts/esLints", idEncoding: "int", paged: true },
+  pmds: { list: "orgs/{orgId}/pmds", get: "orgs/{orgId}/pmds/{id}", count: "orgs/{orgId}/counts/pmds", idEncoding: "int", paged: true },
+  items: { list: "orgs/{orgId}/items", get: "orgs/{orgId}/items/{id}", count: "orgs/{orgId}/counts/items", idEncoding: "int", paged: true },
+  flows: { list: "orgs/{orgId}/flows", get: "orgs/{orgId}/flows/{id}", count: "orgs/{orgId}/counts/flows", idEncoding: "int", paged: true },
+  triggers: { list: "orgs/{orgId}/triggers", get: "orgs/{orgId}/triggers/{id}", count: "orgs/{orgId}/counts/triggers", idEncoding: "int", paged: true },
+  workflows: { list: "orgs/{orgId}/workflows", get: "orgs/{orgId}/workflows/{id}", count: "orgs/{orgId}/counts/workflows", idEncoding: "int", paged: true },
 } as const
 
 /** One method per endpoint; each delegates to the generic call of OrgscanClient (client/index.ts). */
@@ -709,196 +709,242 @@ export abstract class OrgscanEndpoints {
   protected abstract listOf(name: keyof Resources, params: Record<string, unknown>): Promise<any>
   protected abstract allOf(name: keyof Resources, params: Record<string, unknown>): AsyncGenerator<any>
   protected abstract getOf(name: keyof Resources, params: Record<string, unknown>): Promise<any>
+  protected abstract countOf(name: keyof Resources, params: Record<string, unknown>): Promise<any>
 
   /** List orgs: `GET /v1/orgs` (one page). */
-  listOrgs(params: { limit?: number; offset?: number; filter?: string; sort?: string } = {}): Promise<Page<OrgListRecord>> {
+  listOrgs(params: { limit?: number; offset?: number; filter?: string; sort?: string; fields?: string } = {}): Promise<Page<OrgListRecord>> {
     return this.listOf("orgs", params)
   }
   /** Every record of `GET /v1/orgs`, page after page. */
-  allOrgs(params: { limit?: number; offset?: number; filter?: string; sort?: string } = {}): AsyncGenerator<OrgListRecord> {
+  allOrgs(params: { limit?: number; offset?: number; filter?: string; sort?: string; fields?: string } = {}): AsyncGenerator<OrgListRecord> {
     return this.allOf("orgs", params)
   }
 
   /** Get org: `GET /v1/orgs/{orgId}`. */
-  getOrg(params: { orgId: string }): Promise<Org> {
+  getOrg(params: { orgId: string; fields?: string }): Promise<Org> {
     const { orgId: id, ...rest } = params
     return this.getOf("orgs", { ...rest, id })
   }
 
   /** List connected apps: `GET /v1/orgs/{orgId}/connectedApps` (one page). */
-  listOrgConnectedApps(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<ConnectedApp>> {
+  listOrgConnectedApps(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<ConnectedApp>> {
     return this.listOf("connectedApps", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/connectedApps`, page after page. */
-  allOrgConnectedApps(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<ConnectedApp> {
+  allOrgConnectedApps(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<ConnectedApp> {
     return this.allOf("connectedApps", params)
   }
 
   /** Get connected app: `GET /v1/orgs/{orgId}/connectedApps/{connectedAppId}`. */
-  getOrgConnectedApp(params: { orgId: string; connectedAppId: number | string }): Promise<ConnectedApp> {
+  getOrgConnectedApp(params: { orgId: string; connectedAppId: number | string; fields?: string }): Promise<ConnectedApp> {
     const { connectedAppId: id, ...rest } = params
     return this.getOf("connectedApps", { ...rest, id })
   }
 
+  /** Count connected apps by group: `GET /v1/orgs/{orgId}/counts/connectedApps`. */
+  countOrgConnectedApps(params: { orgId: string; by: "permittedUsers" | "isManaged" | Array<"permittedUsers" | "isManaged">; filter?: string; limit?: number }): Promise<Counts<Pick<ConnectedApp, "permittedUsers" | "isManaged">>> {
+    return this.countOf("connectedApps", params)
+  }
+
   /** List connected app assignments: `GET /v1/orgs/{orgId}/connectedAppAssignments` (one page). */
-  listOrgConnectedAppAssignments(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<ConnectedAppAssignment>> {
+  listOrgConnectedAppAssignments(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<ConnectedAppAssignment>> {
     return this.listOf("connectedAppAssignments", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/connectedAppAssignments`, page after page. */
-  allOrgConnectedAppAssignments(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<ConnectedAppAssignment> {
+  allOrgConnectedAppAssignments(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<ConnectedAppAssignment> {
     return this.allOf("connectedAppAssignments", params)
   }
 
   /** List fields: `GET /v1/orgs/{orgId}/fields` (one page). */
-  listOrgFields(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<Field>> {
+  listOrgFields(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<Field>> {
     return this.listOf("fields", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/fields`, page after page. */
-  allOrgFields(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<Field> {
+  allOrgFields(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<Field> {
     return this.allOf("fields", params)
   }
 
   /** Get field: `GET /v1/orgs/{orgId}/fields/{fieldId}`. */
-  getOrgField(params: { orgId: string; fieldId: number | string }): Promise<Field> {
+  getOrgField(params: { orgId: string; fieldId: number | string; fields?: string }): Promise<Field> {
     const { fieldId: id, ...rest } = params
     return this.getOf("fields", { ...rest, id })
   }
 
+  /** Count fields by group: `GET /v1/orgs/{orgId}/counts/fields`. */
+  countOrgFields(params: { orgId: string; by: "objectApiName" | "type" | "isCustom" | "namespace" | "isRequired" | Array<"objectApiName" | "type" | "isCustom" | "namespace" | "isRequired">; filter?: string; limit?: number }): Promise<Counts<Pick<Field, "objectApiName" | "type" | "isCustom" | "namespace" | "isRequired">>> {
+    return this.countOf("fields", params)
+  }
+
   /** List objects: `GET /v1/orgs/{orgId}/objects` (one page). */
-  listOrgObjects(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<OrgObject>> {
+  listOrgObjects(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<OrgObject>> {
     return this.listOf("objects", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/objects`, page after page. */
-  allOrgObjects(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<OrgObject> {
+  allOrgObjects(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<OrgObject> {
     return this.allOf("objects", params)
   }
 
   /** Get object: `GET /v1/orgs/{orgId}/objects/{objectId}`. */
-  getOrgObject(params: { orgId: string; objectId: number | string }): Promise<OrgObject> {
+  getOrgObject(params: { orgId: string; objectId: number | string; fields?: string }): Promise<OrgObject> {
     const { objectId: id, ...rest } = params
     return this.getOf("objects", { ...rest, id })
   }
 
+  /** Count objects by group: `GET /v1/orgs/{orgId}/counts/objects`. */
+  countOrgObjects(params: { orgId: string; by: "isCustom" | Array<"isCustom">; filter?: string; limit?: number }): Promise<Counts<Pick<OrgObject, "isCustom">>> {
+    return this.countOf("objects", params)
+  }
+
   /** List fields of an object: `GET /v1/orgs/{orgId}/objects/{objectId}/fields` (one page). */
-  listOrgObjectFields(params: { orgId: string; objectId: string | number; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<FieldOfAnObject>> {
+  listOrgObjectFields(params: { orgId: string; objectId: string | number; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<FieldOfAnObject>> {
     return this.listOf("objectFields", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/objects/{objectId}/fields`, page after page. */
-  allOrgObjectFields(params: { orgId: string; objectId: string | number; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<FieldOfAnObject> {
+  allOrgObjectFields(params: { orgId: string; objectId: string | number; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<FieldOfAnObject> {
     return this.allOf("objectFields", params)
   }
 
   /** List object usages: `GET /v1/orgs/{orgId}/objectUsages` (one page). */
-  listOrgObjectUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<ObjectUsage>> {
+  listOrgObjectUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<ObjectUsage>> {
     return this.listOf("objectUsages", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/objectUsages`, page after page. */
-  allOrgObjectUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<ObjectUsage> {
+  allOrgObjectUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<ObjectUsage> {
     return this.allOf("objectUsages", params)
   }
 
   /** Get cloud usage: `GET /v1/orgs/{orgId}/cloudUsage`. */
-  getOrgCloudUsage(params: { orgId: string }): Promise<CloudUsage> {
+  getOrgCloudUsage(params: { orgId: string; fields?: string }): Promise<CloudUsage> {
     return this.getOf("cloudUsage", params)
   }
 
   /** List installed packages: `GET /v1/orgs/{orgId}/installedPackages` (one page). */
-  listOrgInstalledPackages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<InstalledPackage>> {
+  listOrgInstalledPackages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<InstalledPackage>> {
     return this.listOf("installedPackages", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/installedPackages`, page after page. */
-  allOrgInstalledPackages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<InstalledPackage> {
+  allOrgInstalledPackages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<InstalledPackage> {
     return this.allOf("installedPackages", params)
   }
 
   /** Get installed package: `GET /v1/orgs/{orgId}/installedPackages/{installedPackageId}`. */
-  getOrgInstalledPackage(params: { orgId: string; installedPackageId: number | string }): Promise<InstalledPackage> {
+  getOrgInstalledPackage(params: { orgId: string; installedPackageId: number | string; fields?: string }): Promise<InstalledPackage> {
     const { installedPackageId: id, ...rest } = params
     return this.getOf("installedPackages", { ...rest, id })
   }
 
+  /** Count installed packages by group: `GET /v1/orgs/{orgId}/counts/installedPackages`. */
+  countOrgInstalledPackages(params: { orgId: string; by: "type" | Array<"type">; filter?: string; limit?: number }): Promise<Counts<Pick<InstalledPackage, "type">>> {
+    return this.countOf("installedPackages", params)
+  }
+
   /** List issues: `GET /v1/orgs/{orgId}/issues` (one page). */
-  listOrgIssues(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<Partial<Issue>>> {
+  listOrgIssues(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<Issue>> {
     return this.listOf("issues", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/issues`, page after page. */
-  allOrgIssues(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<Partial<Issue>> {
+  allOrgIssues(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<Issue> {
     return this.allOf("issues", params)
   }
 
+  /** Count issues by group: `GET /v1/orgs/{orgId}/counts/issues`. */
+  countOrgIssues(params: { orgId: string; by: "category" | "priority" | "effort" | "namespace" | Array<"category" | "priority" | "effort" | "namespace">; filter?: string; limit?: number }): Promise<Counts<Pick<Issue, "category" | "priority" | "effort" | "namespace">>> {
+    return this.countOf("issues", params)
+  }
+
   /** Get issue recommendation: `GET /v1/orgs/{orgId}/issues/{issueKey}` (`issueKey` as listed: the client encodes it). */
-  getOrgIssueRecommendation(params: { orgId: string; issueKey: string }): Promise<Recommendation> {
+  getOrgIssueRecommendation(params: { orgId: string; issueKey: string; fields?: string }): Promise<Recommendation> {
     const { issueKey: id, ...rest } = params
     return this.getOf("recommendations", { ...rest, id })
   }
 
   /** List org limits: `GET /v1/orgs/{orgId}/orgLimits` (one page). */
-  listOrgLimits(params: { orgId: string; filter?: string; sort?: string }): Promise<Page<OrgLimit>> {
+  listOrgLimits(params: { orgId: string; filter?: string; sort?: string; fields?: string }): Promise<Page<OrgLimit>> {
     return this.listOf("orgLimits", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/orgLimits`, page after page. */
-  allOrgLimits(params: { orgId: string; filter?: string; sort?: string }): AsyncGenerator<OrgLimit> {
+  allOrgLimits(params: { orgId: string; filter?: string; sort?: string; fields?: string }): AsyncGenerator<OrgLimit> {
     return this.allOf("orgLimits", params)
   }
 
   /** Get org limit: `GET /v1/orgs/{orgId}/orgLimits/{name}`. */
-  getOrgLimit(params: { orgId: string; name: string }): Promise<OrgLimit> {
+  getOrgLimit(params: { orgId: string; name: string; fields?: string }): Promise<OrgLimit> {
     const { name: id, ...rest } = params
     return this.getOf("orgLimits", { ...rest, id })
   }
 
   /** List license usages: `GET /v1/orgs/{orgId}/licenseUsages` (one page). */
-  listOrgLicenseUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<LicenseUsage>> {
+  listOrgLicenseUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<LicenseUsage>> {
     return this.listOf("licenseUsages", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/licenseUsages`, page after page. */
-  allOrgLicenseUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<LicenseUsage> {
+  allOrgLicenseUsages(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<LicenseUsage> {
     return this.allOf("licenseUsages", params)
   }
 
   /** Get license usage: `GET /v1/orgs/{orgId}/licenseUsages/{apiName}`. */
-  getOrgLicenseUsage(params: { orgId: string; apiName: string }): Promise<LicenseUsage> {
+  getOrgLicenseUsage(params: { orgId: string; apiName: string; fields?: string }): Promise<LicenseUsage> {
     const { apiName: id, ...rest } = params
     return this.getOf("licenseUsages", { ...rest, id })
   }
 
+  /** Count license usages by group: `GET /v1/orgs/{orgId}/counts/licenseUsages`. */
+  countOrgLicenseUsages(params: { orgId: string; by: "type" | Array<"type">; filter?: string; limit?: number }): Promise<Counts<Pick<LicenseUsage, "type">>> {
+    return this.countOf("licenseUsages", params)
+  }
+
   /** List profiles: `GET /v1/orgs/{orgId}/sfProfiles` (one page). */
-  listOrgSfProfiles(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<Profile>> {
+  listOrgSfProfiles(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<Profile>> {
     return this.listOf("sfProfiles", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/sfProfiles`, page after page. */
-  allOrgSfProfiles(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<Profile> {
+  allOrgSfProfiles(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<Profile> {
     return this.allOf("sfProfiles", params)
   }
 
   /** Get profile: `GET /v1/orgs/{orgId}/sfProfiles/{sfProfileId}`. */
-  getOrgSfProfile(params: { orgId: string; sfProfileId: string }): Promise<Profile> {
+  getOrgSfProfile(params: { orgId: string; sfProfileId: string; fields?: string }): Promise<Profile> {
     const { sfProfileId: id, ...rest } = params
     return this.getOf("sfProfiles", { ...rest, id })
   }
 
+  /** Count profiles by group: `GET /v1/orgs/{orgId}/counts/sfProfiles`. */
+  countOrgSfProfiles(params: { orgId: string; by: "isCustom" | Array<"isCustom">; filter?: string; limit?: number }): Promise<Counts<Pick<Profile, "isCustom">>> {
+    return this.countOf("sfProfiles", params)
+  }
+
   /** List permission sets: `GET /v1/orgs/{orgId}/permissionSets` (one page). */
-  listOrgPermissionSets(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<PermissionSet>> {
+  listOrgPermissionSets(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<PermissionSet>> {
     return this.listOf("permissionSets", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/permissionSets`, page after page. */
-  allOrgPermissionSets(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<PermissionSet> {
+  allOrgPermissionSets(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<PermissionSet> {
     return this.allOf("permissionSets", params)
   }
 
   /** Get permission set: `GET /v1/orgs/{orgId}/permissionSets/{permissionSetId}`. */
-  getOrgPermissionSet(params: { orgId: string; permissionSetId: string }): Promise<PermissionSet> {
+  getOrgPermissionSet(params: { orgId: string; permissionSetId: string; fields?: string }): Promise<PermissionSet> {
     const { permissionSetId: id, ...rest } = params
     return this.getOf("permissionSets", { ...rest, id })
   }
 
+  /** Count permission sets by group: `GET /v1/orgs/{orgId}/counts/permissionSets`. */
+  countOrgPermissionSets(params: { orgId: string; by: "isCustom" | Array<"isCustom">; filter?: string; limit?: number }): Promise<Counts<Pick<PermissionSet, "isCustom">>> {
+    return this.countOf("permissionSets", params)
+  }
+
   /** List login activity: `GET /v1/orgs/{orgId}/loginActivity` (one page). */
-  listOrgLoginActivity(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<LoginActivity>> {
+  listOrgLoginActivity(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<LoginActivity>> {
     return this.listOf("loginActivity", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/loginActivity`, page after page. */
-  allOrgLoginActivity(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<LoginActivity> {
+  allOrgLoginActivity(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<LoginActivity> {
     return this.allOf("loginActivity", params)
+  }
+
+  /** Count login activity by group: `GET /v1/orgs/{orgId}/counts/loginActivity`. */
+  countOrgLoginActivity(params: { orgId: string; by: "profileName" | "licenseType" | "isActive" | Array<"profileName" | "licenseType" | "isActive">; filter?: string; limit?: number }): Promise<Counts<Pick<LoginActivity, "profileName" | "licenseType" | "isActive">>> {
+    return this.countOf("loginActivity", params)
   }
 
   /** Get login activity overview: `GET /v1/orgs/{orgId}/loginActivity/overview`. */
@@ -907,116 +953,156 @@ export abstract class OrgscanEndpoints {
   }
 
   /** List code counts: `GET /v1/orgs/{orgId}/codeCounts` (one page). */
-  listOrgCodeCounts(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<CodeCount>> {
+  listOrgCodeCounts(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<CodeCount>> {
     return this.listOf("codeCounts", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/codeCounts`, page after page. */
-  allOrgCodeCounts(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<CodeCount> {
+  allOrgCodeCounts(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<CodeCount> {
     return this.allOf("codeCounts", params)
   }
 
   /** Get code count: `GET /v1/orgs/{orgId}/codeCounts/{codeCountId}`. */
-  getOrgCodeCount(params: { orgId: string; codeCountId: number | string }): Promise<CodeCount> {
+  getOrgCodeCount(params: { orgId: string; codeCountId: number | string; fields?: string }): Promise<CodeCount> {
     const { codeCountId: id, ...rest } = params
     return this.getOf("codeCounts", { ...rest, id })
   }
 
+  /** Count code counts by group: `GET /v1/orgs/{orgId}/counts/codeCounts`. */
+  countOrgCodeCounts(params: { orgId: string; by: "type" | "namespace" | Array<"type" | "namespace">; filter?: string; limit?: number }): Promise<Counts<Pick<CodeCount, "type" | "namespace">>> {
+    return this.countOf("codeCounts", params)
+  }
+
   /** List class types: `GET /v1/orgs/{orgId}/classTypes` (one page). */
-  listOrgClassTypes(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<ClassType>> {
+  listOrgClassTypes(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<ClassType>> {
     return this.listOf("classTypes", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/classTypes`, page after page. */
-  allOrgClassTypes(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<ClassType> {
+  allOrgClassTypes(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<ClassType> {
     return this.allOf("classTypes", params)
   }
 
+  /** Count class types by group: `GET /v1/orgs/{orgId}/counts/classTypes`. */
+  countOrgClassTypes(params: { orgId: string; by: "classType" | Array<"classType">; filter?: string; limit?: number }): Promise<Counts<Pick<ClassType, "classType">>> {
+    return this.countOf("classTypes", params)
+  }
+
   /** List ESLint findings: `GET /v1/orgs/{orgId}/esLints` (one page). */
-  listOrgEsLints(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<ESLintFinding>> {
+  listOrgEsLints(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<ESLintFinding>> {
     return this.listOf("esLints", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/esLints`, page after page. */
-  allOrgEsLints(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<ESLintFinding> {
+  allOrgEsLints(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<ESLintFinding> {
     return this.allOf("esLints", params)
   }
 
   /** Get ESLint finding: `GET /v1/orgs/{orgId}/esLints/{esLintId}`. */
-  getOrgEsLint(params: { orgId: string; esLintId: number | string }): Promise<ESLintFinding> {
+  getOrgEsLint(params: { orgId: string; esLintId: number | string; fields?: string }): Promise<ESLintFinding> {
     const { esLintId: id, ...rest } = params
     return this.getOf("esLints", { ...rest, id })
   }
 
+  /** Count eslint findings by group: `GET /v1/orgs/{orgId}/counts/esLints`. */
+  countOrgEsLints(params: { orgId: string; by: "componentType" | "severity" | Array<"componentType" | "severity">; filter?: string; limit?: number }): Promise<Counts<Pick<ESLintFinding, "componentType" | "severity">>> {
+    return this.countOf("esLints", params)
+  }
+
   /** List PMD violations: `GET /v1/orgs/{orgId}/pmds` (one page). */
-  listOrgPmdViolations(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<PMDViolation>> {
+  listOrgPmdViolations(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<PMDViolation>> {
     return this.listOf("pmds", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/pmds`, page after page. */
-  allOrgPmdViolations(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<PMDViolation> {
+  allOrgPmdViolations(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<PMDViolation> {
     return this.allOf("pmds", params)
   }
 
   /** Get PMD violation: `GET /v1/orgs/{orgId}/pmds/{pmdId}`. */
-  getOrgPmdViolation(params: { orgId: string; pmdId: number | string }): Promise<PMDViolation> {
+  getOrgPmdViolation(params: { orgId: string; pmdId: number | string; fields?: string }): Promise<PMDViolation> {
     const { pmdId: id, ...rest } = params
     return this.getOf("pmds", { ...rest, id })
   }
 
+  /** Count pmd violations by group: `GET /v1/orgs/{orgId}/counts/pmds`. */
+  countOrgPmds(params: { orgId: string; by: "rule" | "ruleSet" | "priority" | Array<"rule" | "ruleSet" | "priority">; filter?: string; limit?: number }): Promise<Counts<Pick<PMDViolation, "rule" | "ruleSet" | "priority">>> {
+    return this.countOf("pmds", params)
+  }
+
   /** List metadata items: `GET /v1/orgs/{orgId}/items` (one page). */
-  listOrgItems(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<MetadataItem>> {
+  listOrgItems(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<MetadataItem>> {
     return this.listOf("items", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/items`, page after page. */
-  allOrgItems(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<MetadataItem> {
+  allOrgItems(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<MetadataItem> {
     return this.allOf("items", params)
   }
 
   /** Get metadata item: `GET /v1/orgs/{orgId}/items/{itemId}`. */
-  getOrgItem(params: { orgId: string; itemId: number | string }): Promise<MetadataItem> {
+  getOrgItem(params: { orgId: string; itemId: number | string; fields?: string }): Promise<MetadataItem> {
     const { itemId: id, ...rest } = params
     return this.getOf("items", { ...rest, id })
   }
 
+  /** Count metadata items by group: `GET /v1/orgs/{orgId}/counts/items`. */
+  countOrgItems(params: { orgId: string; by: "metadataType" | "namespace" | "manageableState" | Array<"metadataType" | "namespace" | "manageableState">; filter?: string; limit?: number }): Promise<Counts<Pick<MetadataItem, "metadataType" | "namespace" | "manageableState">>> {
+    return this.countOf("items", params)
+  }
+
   /** List flows: `GET /v1/orgs/{orgId}/flows` (one page). */
-  listOrgFlows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<Flow>> {
+  listOrgFlows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<Flow>> {
     return this.listOf("flows", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/flows`, page after page. */
-  allOrgFlows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<Flow> {
+  allOrgFlows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<Flow> {
     return this.allOf("flows", params)
   }
 
   /** Get flow: `GET /v1/orgs/{orgId}/flows/{flowId}`. */
-  getOrgFlow(params: { orgId: string; flowId: number | string }): Promise<Flow> {
+  getOrgFlow(params: { orgId: string; flowId: number | string; fields?: string }): Promise<Flow> {
     const { flowId: id, ...rest } = params
     return this.getOf("flows", { ...rest, id })
   }
 
+  /** Count flows by group: `GET /v1/orgs/{orgId}/counts/flows`. */
+  countOrgFlows(params: { orgId: string; by: "processType" | "status" | Array<"processType" | "status">; filter?: string; limit?: number }): Promise<Counts<Pick<Flow, "processType" | "status">>> {
+    return this.countOf("flows", params)
+  }
+
   /** List triggers: `GET /v1/orgs/{orgId}/triggers` (one page). */
-  listOrgTriggers(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<Trigger>> {
+  listOrgTriggers(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<Trigger>> {
     return this.listOf("triggers", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/triggers`, page after page. */
-  allOrgTriggers(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<Trigger> {
+  allOrgTriggers(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<Trigger> {
     return this.allOf("triggers", params)
   }
 
   /** Get trigger: `GET /v1/orgs/{orgId}/triggers/{triggerId}`. */
-  getOrgTrigger(params: { orgId: string; triggerId: number | string }): Promise<Trigger> {
+  getOrgTrigger(params: { orgId: string; triggerId: number | string; fields?: string }): Promise<Trigger> {
     const { triggerId: id, ...rest } = params
     return this.getOf("triggers", { ...rest, id })
   }
 
+  /** Count triggers by group: `GET /v1/orgs/{orgId}/counts/triggers`. */
+  countOrgTriggers(params: { orgId: string; by: "status" | Array<"status">; filter?: string; limit?: number }): Promise<Counts<Pick<Trigger, "status">>> {
+    return this.countOf("triggers", params)
+  }
+
   /** List workflow rules: `GET /v1/orgs/{orgId}/workflows` (one page). */
-  listOrgWorkflows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): Promise<Page<WorkflowRule>> {
+  listOrgWorkflows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): Promise<Page<WorkflowRule>> {
     return this.listOf("workflows", params)
   }
   /** Every record of `GET /v1/orgs/{orgId}/workflows`, page after page. */
-  allOrgWorkflows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string }): AsyncGenerator<WorkflowRule> {
+  allOrgWorkflows(params: { orgId: string; limit?: number; offset?: number; filter?: string; sort?: string; fields?: string }): AsyncGenerator<WorkflowRule> {
     return this.allOf("workflows", params)
   }
 
   /** Get workflow rule: `GET /v1/orgs/{orgId}/workflows/{workflowId}`. */
-  getOrgWorkflow(params: { orgId: string; workflowId: number | string }): Promise<WorkflowRule> {
+  getOrgWorkflow(params: { orgId: string; workflowId: number | string; fields?: string }): Promise<WorkflowRule> {
     const { workflowId: id, ...rest } = params
     return this.getOf("workflows", { ...rest, id })
+  }
+
+  /** Count workflow rules by group: `GET /v1/orgs/{orgId}/counts/workflows`. */
+  countOrgWorkflows(params: { orgId: string; by: "active" | "triggerType" | Array<"active" | "triggerType">; filter?: string; limit?: number }): Promise<Counts<Pick<WorkflowRule, "active" | "triggerType">>> {
+    return this.countOf("workflows", params)
   }
 }

@@ -33,6 +33,12 @@ export interface ListQuery {
   [extra: string]: string | number | string[] | undefined
 }
 
+/** A grouped count's answer: the groups, most records first, and the totals. */
+export interface Counts<G> {
+  data: Array<G & { count: number }>
+  meta: { total: number; groups: number; limit: number; hasMore: boolean; requestedLimit?: number }
+}
+
 export interface Page<T> {
   data: T[]
   meta: { count: number; hasMore: boolean; limit?: number; offset?: number; requestedLimit?: number }
@@ -113,9 +119,9 @@ export class OrgscanClient extends OrgscanEndpoints {
     }
   }
 
-  private path<K extends Name>(name: K, op: 'list' | 'get', params: Record<string, unknown>): string {
-    const e = ENDPOINTS[name] as { list: string | null; get: string | null; idEncoding: string | null }
-    let p = (op === 'list' ? e.list : e.get)!
+  private path<K extends Name>(name: K, op: 'list' | 'get' | 'count', params: Record<string, unknown>): string {
+    const e = ENDPOINTS[name] as { list: string | null; get: string | null; count: string | null; idEncoding: string | null }
+    let p = e[op]!
     p = p.replace(/\{([A-Za-z]+)\}/g, (_m, k: string) => {
       const v = params[k]
       if (v === undefined) throw new TypeError(`${String(name)}: ${k} is required`)
@@ -170,6 +176,12 @@ export class OrgscanClient extends OrgscanEndpoints {
 
   protected allOf(name: Name, params: Record<string, unknown>): AsyncGenerator<any> {
     return this.all(name as Listable, params as never)
+  }
+
+  /** A grouped count: how many records have each combination of values of `by` (an array or comma-separated). */
+  protected countOf(name: Name, params: Record<string, unknown>): Promise<any> {
+    const { orgId, by, ...rest } = params
+    return this.fetchJson(this.path(name, 'count', { orgId }) + OrgscanClient.query({ ...(rest as ListQuery), by: Array.isArray(by) ? by.join(',') : (by as string) }))
   }
 
   protected getOf(name: Name, params: Record<string, unknown>): Promise<any> {

@@ -12,5 +12,6 @@ export const classTypes = defineResource({
   },
   filterable: ['className', 'namespace', 'classType'],
   sortable: ['className', 'classType'],
+  groupable: ['classType'],
   defaultSort: 'className',
 })

@@ -19,5 +19,6 @@ export const codeCounts = defineResource({
   },
   filterable: ['id', 'name', 'path', 'type', 'namespace', 'apiVersion', 'totalLines', 'codeLines', 'commentLines'],
   sortable: ['id', 'name', 'type', 'apiVersion', 'totalLines', 'codeLines', 'commentLines', 'blankLines'],
+  groupable: ['type', 'namespace'],
   defaultSort: '-totalLines',
 })

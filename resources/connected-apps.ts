@@ -23,6 +23,7 @@ export const connectedApps = defineResource({
   },
   filterable: ['id', 'name', 'namespace', 'lastUsedDate', 'createdDate', 'permittedUsers', 'userCount', 'isManaged'],
   sortable: ['id', 'name', 'namespace', 'lastUsedDate', 'createdDate', 'userCount'],
+  groupable: ['permittedUsers', 'isManaged'],
   defaultSort: '-lastUsedDate',
   defaultFilter: 'isNull(namespace)',
 })

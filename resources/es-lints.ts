@@ -18,5 +18,6 @@ export const esLints = defineResource({
   },
   filterable: ['id', 'fileName', 'bundle', 'componentType', 'ruleId', 'severity'],
   sortable: ['id', 'fileName', 'bundle', 'ruleId', 'severity', 'line'],
+  groupable: ['componentType', 'severity'],
   defaultSort: 'fileName,line',
 })

@@ -46,6 +46,7 @@ export const fields = defineResource({
   fields: fieldRecord,
   filterable: fieldFilterable,
   sortable: fieldSortable,
+  groupable: ['objectApiName', 'type', 'isCustom', 'namespace', 'isRequired'],
   defaultSort: '-percentPopulated',
 })
 

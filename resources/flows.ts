@@ -20,5 +20,6 @@ export const flows = defineResource({
   },
   filterable: ['id', 'apiName', 'label', 'processType', 'status', 'objectApiName', 'triggerType', 'apiVersion', 'elementCount', 'lastModifiedDate'],
   sortable: ['id', 'apiName', 'label', 'processType', 'status', 'apiVersion', 'elementCount', 'lastModifiedDate'],
+  groupable: ['processType', 'status'],
   defaultSort: 'apiName',
 })

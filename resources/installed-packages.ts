@@ -21,5 +21,6 @@ export const installedPackages = defineResource({
   },
   filterable: ['id', 'name', 'namespace', 'publisher', 'type', 'installedDate', 'licenseStatus', 'expirationDate'],
   sortable: ['id', 'name', 'namespace', 'publisher', 'installedDate', 'expirationDate'],
+  groupable: ['type'],
   defaultSort: 'name',
 })

@@ -40,8 +40,8 @@ export const issues = defineResource({
   },
   filterable: ['issueKey', 'title', 'category', 'priority', 'effort', 'namespace', 'affectedCount', 'firstDetectedDate'],
   sortable: ['issueKey', 'title', 'category', 'priority', 'effort', 'affectedCount', 'firstDetectedDate'],
+  groupable: ['category', 'priority', 'effort', 'namespace'],
   defaultSort: '-priority,effort',
   defaultFilter: 'isNull(namespace)',
-  sparseFields: true,
   orgSummary: { field: 'issueCounts', countBy: 'priority', buckets: { 4: 'critical', 3: 'high', 2: 'medium', 1: 'low' } },
 })

@@ -18,5 +18,6 @@ export const items = defineResource({
   },
   filterable: ['id', 'metadataType', 'fullName', 'namespace', 'manageableState', 'createdDate', 'lastModifiedDate', 'createdBy', 'lastModifiedBy'],
   sortable: ['id', 'metadataType', 'fullName', 'createdDate', 'lastModifiedDate'],
+  groupable: ['metadataType', 'namespace', 'manageableState'],
   defaultSort: 'metadataType,fullName',
 })

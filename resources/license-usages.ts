@@ -17,5 +17,6 @@ export const licenseUsages = defineResource({
   },
   filterable: ['apiName', 'name', 'type', 'status', 'total', 'used', 'remaining', 'expirationDate'],
   sortable: ['apiName', 'name', 'type', 'status', 'total', 'used', 'remaining', 'expirationDate'],
+  groupable: ['type'],
   defaultSort: 'apiName',
 })

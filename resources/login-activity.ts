@@ -21,6 +21,7 @@ export const loginActivity = defineResource({
   },
   filterable: ['userId', 'username', 'name', 'profileName', 'licenseType', 'isActive', 'lastLoginDate', 'logins30', 'logins90', 'logins365'],
   sortable: ['userId', 'username', 'name', 'profileName', 'licenseType', 'lastLoginDate', 'logins30', 'logins90', 'logins365'],
+  groupable: ['profileName', 'licenseType', 'isActive'],
   defaultSort: '-lastLoginDate',
 })
 

@@ -20,5 +20,6 @@ export const objects = defineResource({
   },
   filterable: ['id', 'apiName', 'label', 'isCustom', 'namespace', 'recordCount', 'fieldCount', 'customFieldCount', 'lastUsedDate', 'createdDate', 'sharingModel'],
   sortable: ['id', 'apiName', 'label', 'recordCount', 'fieldCount', 'customFieldCount', 'lastUsedDate', 'createdDate'],
+  groupable: ['isCustom'],
   defaultSort: '-lastUsedDate',
 })

@@ -18,5 +18,6 @@ export const permissionSets = defineResource({
   },
   filterable: ['permissionSetId', 'name', 'label', 'isCustom', 'namespace', 'license', 'assignedUsers', ...riskyPermissionNames],
   sortable: ['permissionSetId', 'name', 'label', 'assignedUsers', 'riskyPermissionCount'],
+  groupable: ['isCustom'],
   defaultSort: 'name',
 })

@@ -17,6 +17,7 @@ export const pmds = defineResource({
   },
   filterable: ['id', 'fileName', 'className', 'rule', 'ruleSet', 'priority'],
   sortable: ['id', 'fileName', 'className', 'rule', 'ruleSet', 'priority', 'line'],
+  groupable: ['rule', 'ruleSet', 'priority'],
   defaultSort: 'priority,fileName',
   mcp: { list: 'list_org_pmd_violations', get: 'get_org_pmd_violation' },
 })

@@ -18,5 +18,6 @@ export const sfProfiles = defineResource({
   },
   filterable: ['sfProfileId', 'name', 'userLicense', 'userType', 'isCustom', 'assignedUsers', 'activeUsers', ...riskyPermissionNames],
   sortable: ['sfProfileId', 'name', 'userLicense', 'assignedUsers', 'activeUsers', 'riskyPermissionCount'],
+  groupable: ['isCustom'],
   defaultSort: 'name',
 })

@@ -18,5 +18,6 @@ export const triggers = defineResource({
   },
   filterable: ['id', 'name', 'objectApiName', 'namespace', 'status', 'lines', 'apiVersion', 'coveragePercent'],
   sortable: ['id', 'name', 'objectApiName', 'status', 'lines', 'apiVersion', 'coveragePercent'],
+  groupable: ['status'],
   defaultSort: 'objectApiName,name',
 })

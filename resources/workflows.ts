@@ -16,5 +16,6 @@ export const workflows = defineResource({
   },
   filterable: ['id', 'name', 'objectApiName', 'active', 'triggerType', 'actionCount', 'lastModifiedDate'],
   sortable: ['id', 'name', 'objectApiName', 'triggerType', 'actionCount', 'lastModifiedDate'],
+  groupable: ['active', 'triggerType'],
   defaultSort: 'objectApiName,name',
 })

@@ -7,7 +7,7 @@
  * literal with an accessor of its own is built in V8's slow dictionary form (a kept answer took about 1.3 KB of heap
  * that way; docs/adr/0032-cache-segments-and-pinned-bytes.md).
  */
-import type { ListPlan } from './plan.ts'
+import type { CountPlan, ListPlan } from './plan.ts'
 import type { ReadResult } from './read.ts'
 
 /** What an answer carries besides its records. */
@@ -17,6 +17,10 @@ export interface AnswerFields {
   hasMore?: boolean
   plan?: ListPlan
   unpaged?: boolean
+  /** Records the filter matches (lists, grouped counts); a grouped count's groups and its plan. */
+  total?: number
+  groups?: number
+  countPlan?: CountPlan
   etag?: string
 }
 
@@ -25,6 +29,9 @@ export class Answer implements AnswerFields {
   readonly hasMore: boolean | undefined
   readonly plan: ListPlan | undefined
   readonly unpaged: boolean | undefined
+  readonly total: number | undefined
+  readonly groups: number | undefined
+  readonly countPlan: CountPlan | undefined
   etag: string | undefined
   /** Set when the bytes are lent by the response cache (see ReadResult). */
   release: (() => void) | undefined = undefined
@@ -38,6 +45,9 @@ export class Answer implements AnswerFields {
     this.hasMore = fields.hasMore
     this.plan = fields.plan
     this.unpaged = fields.unpaged
+    this.total = fields.total
+    this.groups = fields.groups
+    this.countPlan = fields.countPlan
     this.etag = fields.etag
   }
 
@@ -53,5 +63,7 @@ export class Answer implements AnswerFields {
 
 /** An answer's fields without its records, never reading `data` (which would decode them). */
 export function answerFields(r: AnswerFields): AnswerFields {
-  return r.kind === 'list' ? { kind: 'list', count: r.count, hasMore: r.hasMore, plan: r.plan, unpaged: r.unpaged, etag: r.etag } : { kind: 'one', etag: r.etag }
+  if (r.kind === 'list') return { kind: 'list', count: r.count, total: r.total, hasMore: r.hasMore, plan: r.plan, unpaged: r.unpaged, etag: r.etag }
+  if (r.kind === 'counts') return { kind: 'counts', count: r.count, hasMore: r.hasMore, total: r.total, groups: r.groups, countPlan: r.countPlan, etag: r.etag }
+  return { kind: 'one', etag: r.etag }
 }

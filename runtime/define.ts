@@ -75,12 +75,16 @@ export interface ResourceDeclaration<F extends FieldMap = FieldMap> {
   parent?: { param: string; field: keyof F & string; resource: string }
   /** All rows in one page, no limit/offset (orgLimits). */
   unpaged?: boolean
-  /** Accept the sparse fieldset parameter `fields` (issues list). */
-  sparseFields?: boolean
   /** Extra query parameters (loginActivity/overview `license`). */
   extraParams?: readonly ExtraParam[]
   /** Custom SQL for singletons computed from other rows. */
   singletonSql?: SingletonSql
+  /**
+   * Fields a grouped count may group by: `GET /v1/orgs/{orgId}/counts/<name>?by=…` and the MCP tool
+   * `count_org_records` answer how many records (of the filter) each combination of their values has. Org-scoped
+   * collections without a parent only; scalar fields of few distinct values (enums, booleans, names of a few things).
+   */
+  groupable?: readonly (keyof F & string)[]
   /**
    * Contributes a count-by-bucket object to the org summary at import time (e.g. issues by priority →
    * the org's `issueCounts`). Keys of `buckets` are values of `countBy`; records of other values are not counted.

@@ -1,6 +1,7 @@
 /**
  * The body of a read, the same on every surface: `{"data":{…}}` for one record or a singleton, and for a list the
- * envelope `{"data":[…],"meta":{count, hasMore, limit, offset, requestedLimit?},"links":{self, next?, prev?}}`
+ * envelope `{"data":[…],"meta":{count, total, hasMore, limit, offset, requestedLimit?},"links":{self, next?, prev?}}`, and for a
+ * grouped count `{"data":[…],"meta":{total, groups, limit, hasMore, requestedLimit?}}`
  * (docs/adr/0001-list-envelope-and-paging-links.md). Links are REST paths relative to the service root. The records'
  * JSON comes from PostgreSQL and is spliced in as is.
  */
@@ -67,18 +68,25 @@ const tails = new WeakMap<object, { path: string; qs: string; tail: Buffer }>()
  */
 export function renderReadParts(result: ReadResult & { dataBytes: Buffer }, path: string, qs: string): [Buffer, Buffer, Buffer] {
   if (result.kind === 'one') return [HEAD, result.dataBytes, CLOSE]
-  const last = tails.get(result.plan)
+  const plan = result.kind === 'list' ? result.plan : result.countPlan
+  const last = tails.get(plan)
   if (last !== undefined && last.path === path && last.qs === qs) return [HEAD, result.dataBytes, last.tail]
   const tail = Buffer.from(renderTail(result, path, qs))
-  tails.set(result.plan, { path, qs, tail })
+  tails.set(plan, { path, qs, tail })
   return [HEAD, result.dataBytes, tail]
 }
 
-/** What follows the records: `}` for one record, the meta and links of a list. */
+/** What follows the records: `}` for one record, the meta and links of a list, the meta of a grouped count. */
 function renderTail(result: ReadResult, path: string, qs: string): string {
   if (result.kind === 'one') return '}'
+  if (result.kind === 'counts') {
+    const { countPlan: plan } = result
+    const meta: Record<string, unknown> = { total: result.total, groups: result.groups, limit: plan.limit, hasMore: result.hasMore }
+    if (plan.requestedLimit !== undefined) meta.requestedLimit = plan.requestedLimit
+    return `,"meta":${JSON.stringify(meta)}}`
+  }
   const { plan } = result
-  const meta: Record<string, unknown> = { count: result.count, hasMore: result.hasMore }
+  const meta: Record<string, unknown> = { count: result.count, total: result.total, hasMore: result.hasMore }
   if (!result.unpaged) {
     meta.limit = plan.limit
     meta.offset = plan.offset

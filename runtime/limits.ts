@@ -13,3 +13,5 @@ export const MAX_FIELDS_LENGTH = 1024
 /** A repeatable parameter: at most this many values, each 1 to `MAX_VALUE_LENGTH` characters. */
 export const MAX_VALUES = 50
 export const MAX_VALUE_LENGTH = 200
+/** A grouped count groups by at most this many fields. */
+export const MAX_GROUP_BY = 3

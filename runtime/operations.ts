@@ -7,9 +7,10 @@
  */
 import type { CompiledResource } from './registry.ts'
 import { DEFAULT_RQL_LIMITS } from './rql/index.ts'
-import { DEFAULT_LIMIT, MAX_FIELDS_LENGTH, MAX_LIMIT, MAX_OFFSET, MAX_SORT_LENGTH, MAX_VALUE_LENGTH, MAX_VALUES } from './limits.ts'
+import { DEFAULT_LIMIT, MAX_FIELDS_LENGTH, MAX_GROUP_BY, MAX_LIMIT, MAX_OFFSET, MAX_SORT_LENGTH, MAX_VALUE_LENGTH, MAX_VALUES } from './limits.ts'
 
-export type OperationKind = 'list' | 'get'
+/** A page of records, one record, or the counts of records by group. */
+export type OperationKind = 'list' | 'get' | 'count'
 
 /** A parameter in the path. */
 export type PathParam =
@@ -27,8 +28,13 @@ export type QueryParam =
   | { name: 'offset'; type: 'offset'; min: 0; max: number; default: 0 }
   | { name: 'filter'; type: 'filter'; maxLength: number; fields: readonly string[]; defaultFilter?: string }
   | { name: 'sort'; type: 'sort'; maxLength: number; fields: readonly string[]; defaultSort?: string }
-  /** A sparse fieldset: a subset of `fields`, in any order; answered in declaration order. */
-  | { name: 'fields'; type: 'fields'; maxLength: number; fields: readonly string[] }
+  /**
+   * A sparse fieldset: a subset of `fields`, in any order; answered in declaration order, with `key` (the record's id,
+   * when it has one) always among them.
+   */
+  | { name: 'fields'; type: 'fields'; maxLength: number; fields: readonly string[]; key?: string }
+  /** The fields a grouped count groups by: 1 to `maxItems` of `fields`, comma-separated. */
+  | { name: 'by'; type: 'groupBy'; maxItems: number; fields: readonly string[] }
   /** A repeatable parameter specific to the resource. */
   | { name: string; type: 'strings'; maxValues: number; maxValueLength: number; description: string }
 
@@ -44,10 +50,18 @@ export interface CompiledOperation {
   readonly queryParams: readonly QueryParam[]
   /** The fields of each record in the answer's `data`, in order. */
   readonly recordFields: readonly string[]
-  /** The MCP tool (and typed client method) of the operation. */
+  /** The MCP tool that runs the operation (every count shares one tool, `count_org_records`, which names the resource). */
   readonly tool: string
+  /** The operation's own name: the typed client's method and the OpenAPI operationId (`listOrgFields`). */
+  readonly name: string
   readonly title: string
 }
+
+/** The one MCP tool of every grouped count. */
+export const COUNT_TOOL = 'count_org_records'
+
+/** `list_org_fields` → `listOrgFields`. */
+const camel = (snake: string) => snake.replace(/_([a-z])/g, (_m, ch: string) => ch.toUpperCase())
 
 /** The path of a resource's records below `/v1`, before any record id. */
 function basePath(c: CompiledResource): string {
@@ -78,15 +92,32 @@ function listQuery(c: CompiledResource): QueryParam[] {
   }
   if (d.filterable?.length) q.push({ name: 'filter', type: 'filter', maxLength: DEFAULT_RQL_LIMITS.maxLength, fields: [...d.filterable], defaultFilter: d.defaultFilter })
   if (d.sortable?.length) q.push({ name: 'sort', type: 'sort', maxLength: MAX_SORT_LENGTH, fields: [...d.sortable], defaultSort: d.defaultSort })
-  if (d.sparseFields) q.push({ name: 'fields', type: 'fields', maxLength: MAX_FIELDS_LENGTH, fields: [...c.listFieldNames] })
+  q.push(fieldset(c, c.listFieldNames))
   return [...q, ...extraParams(c)]
 }
 
-/** The operations of one compiled resource: its list, then its get, where declared. */
-export function compileOperations(c: CompiledResource): { list?: CompiledOperation; get?: CompiledOperation } {
+/** The `fields` parameter over these record fields: the record's id (its id field, else its tiebreak) always comes. */
+function fieldset(c: CompiledResource, fields: readonly string[]): QueryParam {
+  const key = c.decl.id?.field ?? c.tiebreak
+  return { name: 'fields', type: 'fields', maxLength: MAX_FIELDS_LENGTH, fields: [...fields], ...(key && fields.includes(key) ? { key } : {}) }
+}
+
+/** A grouped count's parameters: the fields to group by, the list's filter, and how many groups. */
+function countQuery(c: CompiledResource): QueryParam[] {
+  const d = c.decl
+  const q: QueryParam[] = [{ name: 'by', type: 'groupBy', maxItems: MAX_GROUP_BY, fields: [...(d.groupable ?? [])] }]
+  if (d.filterable?.length) q.push({ name: 'filter', type: 'filter', maxLength: DEFAULT_RQL_LIMITS.maxLength, fields: [...d.filterable], defaultFilter: d.defaultFilter })
+  q.push({ name: 'limit', type: 'limit', min: 1, max: MAX_LIMIT, default: DEFAULT_LIMIT })
+  return q
+}
+
+export type Operations = { list?: CompiledOperation; get?: CompiledOperation; count?: CompiledOperation }
+
+/** The operations of one compiled resource: its list, its get and its grouped count, where declared. */
+export function compileOperations(c: CompiledResource): Operations {
   const d = c.decl
   const base = basePath(c)
-  const out: { list?: CompiledOperation; get?: CompiledOperation } = {}
+  const out: Operations = {}
   const make = (kind: OperationKind, path: string, queryParams: QueryParam[], recordFields: readonly string[]): CompiledOperation => ({
     resource: c,
     kind,
@@ -96,11 +127,15 @@ export function compileOperations(c: CompiledResource): { list?: CompiledOperati
     pathParams: pathParams(c, path),
     queryParams,
     recordFields,
-    tool: kind === 'list' ? d.mcp.list! : d.mcp.get!,
-    title: kind === 'list' ? d.mcp.listTitle! : d.mcp.getTitle!,
+    tool: kind === 'list' ? d.mcp.list! : kind === 'get' ? d.mcp.get! : COUNT_TOOL,
+    name: kind === 'count' ? `countOrg${c.name.charAt(0).toUpperCase()}${c.name.slice(1)}` : camel(kind === 'list' ? d.mcp.list! : d.mcp.get!),
+    title: kind === 'list' ? d.mcp.listTitle! : kind === 'get' ? d.mcp.getTitle! : `Count ${(d.plural ?? `${d.title}s`).toLowerCase()} by group`,
   })
   if (d.operations.list) out.list = make('list', base, listQuery(c), c.listFieldNames)
-  if (d.operations.get) out.get = make('get', d.kind === 'singleton' ? base : `${base}/{${d.id!.param}}`, extraParams(c), [...c.fields.keys()])
+  // A singleton computed by its own SQL (singletonSql) is one document, not a row whose columns can be chosen.
+  const getQuery = d.singletonSql ? extraParams(c) : [fieldset(c, [...c.fields.keys()]), ...extraParams(c)]
+  if (d.operations.get) out.get = make('get', d.kind === 'singleton' ? base : `${base}/{${d.id!.param}}`, getQuery, [...c.fields.keys()])
+  if (d.groupable?.length) out.count = make('count', `/v1/orgs/{orgId}/counts/${c.name}`, countQuery(c), [...d.groupable, 'count'])
   return out
 }
 
@@ -122,7 +157,7 @@ export function fillPath(op: Pick<CompiledOperation, 'path'>, values: Readonly<R
   return op.path.replace(/\{([A-Za-z]+)\}/g, (_m, p: string) => encode(values[p] ?? ''))
 }
 
-/** Every operation of the compiled resources, in registry order (a resource's list before its get). */
+/** Every operation of the compiled resources, in registry order (a resource's list, get, then count). */
 export function allOperations(resources: readonly CompiledResource[]): CompiledOperation[] {
-  return resources.flatMap((c) => [c.ops.list, c.ops.get].filter((o): o is CompiledOperation => o !== undefined))
+  return resources.flatMap((c) => [c.ops.list, c.ops.get, c.ops.count].filter((o): o is CompiledOperation => o !== undefined))
 }

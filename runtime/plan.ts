@@ -24,7 +24,7 @@ export interface ListPlan {
   /** True when the caller supplied `filter` (it replaces the default filter). */
   filterGiven: boolean
   sort: readonly SortKey[]
-  /** Sparse fieldset (issues); undefined means all list fields. */
+  /** Sparse fieldset; undefined means all list fields. */
   fields: readonly string[] | undefined
   extra: Record<string, string[]>
   parentId?: string
@@ -34,10 +34,23 @@ export interface GetPlan {
   op: 'get'
   /** The decoded id value (undefined for singletons). */
   id?: string
+  /** Sparse fieldset; undefined means every field. */
+  fields: readonly string[] | undefined
   extra: Record<string, string[]>
 }
 
-export type Plan = ListPlan | GetPlan
+export interface CountPlan {
+  op: 'count'
+  /** The fields to group by, as given (1 to MAX_GROUP_BY of the resource's groupable fields). */
+  by: readonly string[]
+  filter: RqlNode | undefined
+  filterGiven: boolean
+  /** Groups in the answer at most; `requestedLimit` when a larger one was clamped (REST). */
+  limit: number
+  requestedLimit?: number
+}
+
+export type Plan = ListPlan | GetPlan | CountPlan
 
 const INT = /^(0|[1-9][0-9]*)$/
 const POSITIVE_INT = /^[1-9][0-9]*$/
@@ -86,57 +99,86 @@ function extraOf(op: CompiledOperation, q: QueryInput): Record<string, string[]>
   return extra
 }
 
+/**
+ * The sparse fieldset asked for (`fields=a,b`), in declaration order and with the record's id; undefined for every
+ * field. An unknown name is a 400 listing the names the operation has.
+ */
+function fieldsOf(op: CompiledOperation, q: QueryInput): string[] | undefined {
+  const raw = single(q, 'fields')
+  const fieldset = queryParam(op, 'fields')
+  if (raw === undefined || !fieldset) return undefined
+  if (raw.length > fieldset.maxLength) throw new ApiError('invalid_parameter', `fields must be at most ${fieldset.maxLength} characters.`, { parameter: 'fields' })
+  const asked: string[] = []
+  for (const f of raw.split(',').map((s) => s.trim())) {
+    if (!fieldset.fields.includes(f)) {
+      throw new ApiError('unknown_field', `Unknown field "${f.slice(0, 64)}" in fields; the fields are ${fieldset.fields.join(', ')}.`, { parameter: 'fields', field: f.slice(0, 64), allowed: fieldset.fields })
+    }
+    if (asked.includes(f)) throw new ApiError('invalid_parameter', `Field "${f}" is given twice in fields.`, { parameter: 'fields', field: f })
+    asked.push(f)
+  }
+  return fieldset.fields.filter((n) => asked.includes(n) || n === fieldset.key)
+}
+
+/** The page size asked for: the operation's default, the value given, or (REST) its maximum when more was asked for. */
+function limitOf(op: CompiledOperation, q: QueryInput, surface: Surface): { limit: number; requestedLimit?: number } {
+  const limits = queryParam(op, 'limit')
+  if (!limits) return { limit: Number.MAX_SAFE_INTEGER }
+  const rawLimit = single(q, 'limit')
+  if (rawLimit === undefined) return { limit: limits.default }
+  // One wording for every limit that is not a whole number of at least 1 (0, -1, 1.5, abc). Any whole number
+  // above the maximum, however many digits it has, is clamped on REST (reported as `requestedLimit`, at most
+  // 2^53 - 1 so that it stays an exact JSON number) and refused on MCP.
+  if (!POSITIVE_INT.test(rawLimit)) throw new ApiError('invalid_parameter', 'limit must be a whole number of at least 1.', { parameter: 'limit' })
+  const n = Number(rawLimit)
+  if (n <= limits.max) return { limit: n }
+  if (surface === 'mcp') throw new ApiError('invalid_parameter', `limit must be at most ${limits.max}.`, { parameter: 'limit' })
+  return { limit: limits.max, requestedLimit: Math.min(n, Number.MAX_SAFE_INTEGER) }
+}
+
+/** The filter: the one given (an empty one means none), else the resource's default filter. */
+function filterOf(c: CompiledResource, q: QueryInput): { filter: RqlNode | undefined; filterGiven: boolean } {
+  const raw = single(q, 'filter')
+  if (raw === undefined) return { filter: c.defaultFilter, filterGiven: false }
+  return { filter: raw.trim() === '' ? undefined : parseRql(raw), filterGiven: true }
+}
+
+/** A grouped count: the fields to group by (required), the filter, and how many groups. */
+export function planCount(c: CompiledResource, q: QueryInput, surface: Surface): CountPlan {
+  const op = c.ops.count!
+  rejectUnknown(op, q)
+  const groupBy = queryParam(op, 'groupBy')!
+  const raw = single(q, 'by')
+  if (raw === undefined || raw.trim() === '') {
+    throw new ApiError('invalid_parameter', `by is required: the fields to count by, among ${groupBy.fields.join(', ')}.`, { parameter: 'by', allowed: groupBy.fields })
+  }
+  const by: string[] = []
+  for (const f of raw.split(',').map((x) => x.trim())) {
+    if (!groupBy.fields.includes(f)) {
+      throw new ApiError('unknown_field', `Cannot count by "${f.slice(0, 64)}"; the fields to count by are ${groupBy.fields.join(', ')}.`, { parameter: 'by', field: f.slice(0, 64), allowed: groupBy.fields })
+    }
+    if (by.includes(f)) throw new ApiError('invalid_parameter', `Field "${f}" is given twice in by.`, { parameter: 'by', field: f })
+    by.push(f)
+  }
+  if (by.length > groupBy.maxItems) throw new ApiError('invalid_parameter', `by takes at most ${groupBy.maxItems} fields.`, { parameter: 'by' })
+  return { op: 'count', by, ...filterOf(c, q), ...limitOf(op, q, surface) }
+}
+
 export function planList(c: CompiledResource, q: QueryInput, surface: Surface, parentId?: string): ListPlan {
   const op = c.ops.list!
   rejectUnknown(op, q)
-  let limit = Number.MAX_SAFE_INTEGER
-  let requestedLimit: number | undefined
+  const { limit, requestedLimit } = limitOf(op, q, surface)
   let offset = 0
-  const limits = queryParam(op, 'limit')
-  if (limits) {
-    const rawLimit = single(q, 'limit')
-    limit = limits.default
-    if (rawLimit !== undefined) {
-      // One wording for every limit that is not a whole number of at least 1 (0, -1, 1.5, abc). Any whole number
-      // above the maximum, however many digits it has, is clamped on REST (reported as `requestedLimit`, at most
-      // 2^53 - 1 so that it stays an exact JSON number) and refused on MCP.
-      if (!POSITIVE_INT.test(rawLimit)) throw new ApiError('invalid_parameter', 'limit must be a whole number of at least 1.', { parameter: 'limit' })
-      const n = Number(rawLimit)
-      if (n > limits.max) {
-        if (surface === 'mcp') throw new ApiError('invalid_parameter', `limit must be at most ${limits.max}.`, { parameter: 'limit' })
-        requestedLimit = Math.min(n, Number.MAX_SAFE_INTEGER)
-        limit = limits.max
-      } else limit = n
-    }
-  }
   const offsets = queryParam(op, 'offset')
   if (offsets) {
     const rawOffset = single(q, 'offset')
     if (rawOffset !== undefined) offset = nonNegativeInt(rawOffset, 'offset', offsets.max)
   }
-  const rawFilter = single(q, 'filter')
-  let filter = c.defaultFilter
-  if (rawFilter !== undefined) {
-    filter = rawFilter.trim() === '' ? undefined : parseRql(rawFilter)
-  }
+  const { filter, filterGiven } = filterOf(c, q)
   const rawSort = single(q, 'sort')
   const sorts = queryParam(op, 'sort')
   const sort = rawSort === undefined || !sorts ? c.defaultSort : parseSort(rawSort, sorts.fields, 'sort', sorts.maxLength)
-  let fields: string[] | undefined
-  const rawFields = single(q, 'fields')
-  const fieldset = queryParam(op, 'fields')
-  if (rawFields !== undefined && fieldset) {
-    fields = []
-    for (const f of rawFields.split(',').map((s) => s.trim())) {
-      if (!fieldset.fields.includes(f)) {
-        throw new ApiError('unknown_field', `Unknown field "${f.slice(0, 64)}" in fields.`, { parameter: 'fields', field: f.slice(0, 64), allowed: fieldset.fields })
-      }
-      if (fields.includes(f)) throw new ApiError('invalid_parameter', `Field "${f}" is given twice in fields.`, { parameter: 'fields', field: f })
-      fields.push(f)
-    }
-    fields = fieldset.fields.filter((n) => fields!.includes(n))
-  }
-  return { op: 'list', limit, requestedLimit, offset, filter, filterGiven: rawFilter !== undefined, sort, fields, extra: extraOf(op, q), parentId }
+  const fields = fieldsOf(op, q)
+  return { op: 'list', limit, requestedLimit, offset, filter, filterGiven, sort, fields, extra: extraOf(op, q), parentId }
 }
 
 const B64URL = /^[A-Za-z0-9_-]+$/
@@ -170,5 +212,5 @@ export function decodeId(c: CompiledResource, raw: string): string {
 export function planGet(c: CompiledResource, q: QueryInput, rawId?: string): GetPlan {
   const op = c.ops.get!
   rejectUnknown(op, q)
-  return { op: 'get', id: rawId === undefined ? undefined : decodeId(c, rawId), extra: extraOf(op, q) }
+  return { op: 'get', id: rawId === undefined ? undefined : decodeId(c, rawId), fields: fieldsOf(op, q), extra: extraOf(op, q) }
 }

@@ -7,20 +7,24 @@ import { ApiError, toApiError } from './errors.ts'
 import type { Principal } from './auth/principal.ts'
 import type { CompiledResource } from './registry.ts'
 import { createHash } from 'node:crypto'
-import { planGet, planList, type GetPlan, type ListPlan, type QueryInput, type Surface } from './plan.ts'
+import { planCount, planGet, planList, type CountPlan, type GetPlan, type ListPlan, type QueryInput, type Surface } from './plan.ts'
 import type { ResponseCache } from './cache/response-cache.ts'
 import type { OrgState, OrgStateCache } from './cache/org-state.ts'
+import type { TotalCache } from './cache/totals.ts'
 import type { ReplicaReads } from './db/replica.ts'
-import { getStatement, listStatement, orgAccessStatement, type ResultRow, type Scope, type Statement } from './statements.ts'
+import { countStatement, getStatement, listStatement, orgAccessStatement, type ResultRow, type Scope, type Statement } from './statements.ts'
 import type { PreparedShapes } from './db/prepared-shapes.ts'
 import { normalizeOrgId } from './org-id.ts'
 import { errorCode } from './db/errors.ts'
 import { withDeadline } from './db/deadline.ts'
 import { Answer } from './answer.ts'
+import type { OperationKind } from './operations.ts'
 
 export type ReadResult = (
-  | { kind: 'list'; data: string; count: number; hasMore: boolean; plan: ListPlan; /** all rows in one page (no limit/offset) */ unpaged: boolean }
+  | { kind: 'list'; data: string; count: number; /** records the filter matches */ total: number; hasMore: boolean; plan: ListPlan; /** all rows in one page (no limit/offset) */ unpaged: boolean }
   | { kind: 'one'; data: string }
+  /** A grouped count: `total` records the filter matches, in `groups` groups, of which the first `limit` are in `data`. */
+  | { kind: 'counts'; data: string; count: number; total: number; groups: number; hasMore: boolean; countPlan: CountPlan }
 ) & {
   /** Strong entity tag of an org-scoped answer: derived from the scan read and the canonical request. */
   etag?: string
@@ -39,7 +43,7 @@ export type ReadResult = (
 
 export interface ReadRequest {
   resource: CompiledResource
-  op: 'list' | 'get'
+  op: OperationKind
   /** Path parameters by name (orgId, the id param, the parent param). */
   params: Readonly<Record<string, string | undefined>>
   query: QueryInput
@@ -64,6 +68,8 @@ export interface ReadDb {
   shapes: PreparedShapes
   /** Answers of org-scoped reads, and who may see which org (runtime/cache/); absent: every read queries. */
   hot?: { responses: ResponseCache; orgs: OrgStateCache }
+  /** Totals of lists already counted, by org, resource and filter (runtime/cache/totals.ts); absent: lists always count. */
+  totals?: TotalCache
   /** Called as a read statement starts; the function it returns, when it has ended (runtime/metrics.ts). */
   onQuery?: () => () => void
 }
@@ -85,9 +91,18 @@ const LIST_PARTS: { readonly [K in keyof Required<ListPlan>]: (p: ListPlan) => s
   extra: (p) => extraText(p.extra),
   parentId: (p) => p.parentId ?? '',
 }
+const COUNT_PARTS: { readonly [K in keyof Required<CountPlan>]: (p: CountPlan) => string } = {
+  op: () => 'count',
+  by: (p) => p.by.join(','),
+  filter: (p) => (p.filter === undefined ? '' : JSON.stringify(p.filter)),
+  filterGiven: (p) => (p.filterGiven ? '1' : '0'),
+  limit: (p) => String(p.limit),
+  requestedLimit: (p) => (p.requestedLimit === undefined ? '' : String(p.requestedLimit)),
+}
 const GET_PARTS: { readonly [K in keyof Required<GetPlan>]: (p: GetPlan) => string } = {
   op: () => 'get',
   id: (p) => (p.id === undefined ? '' : JSON.stringify(p.id)),
+  fields: (p) => (p.fields === undefined ? '*' : JSON.stringify(p.fields)),
   extra: (p) => extraText(p.extra),
 }
 /** Extra parameters as JSON; none (the usual case) as nothing, which no JSON object is. */
@@ -97,16 +112,18 @@ function extraText(extra: Record<string, string[]>): string {
 }
 const listParts = Object.values(LIST_PARTS)
 const getParts = Object.values(GET_PARTS)
+const countParts = Object.values(COUNT_PARTS)
 
 /**
  * The canonical form of a read: the resource and every field of the parsed plan (normalised filter, sort, page,
  * fields, …), one per line. Built field by field rather than as the plan's JSON: half the time and a third of the
  * length, and it is hashed again by every cache lookup (docs/adr/0031-response-cache-keyed-by-scan.md).
  */
-export function canonical(c: CompiledResource, plan: ListPlan | GetPlan): string {
+export function canonical(c: CompiledResource, plan: ListPlan | GetPlan | CountPlan): string {
   let s = c.name
   if (plan.op === 'list') for (const part of listParts) s += '\n' + part(plan)
-  else for (const part of getParts) s += '\n' + part(plan)
+  else if (plan.op === 'get') for (const part of getParts) s += '\n' + part(plan)
+  else for (const part of countParts) s += '\n' + part(plan)
   return s
 }
 
@@ -147,8 +164,9 @@ type RawRow = Array<Buffer | null>
  * string of them nor encodes one back (about 25 KB of each on a page of 50 fields).
  */
 function rowOf(rows: RawRow[]): ResultRow {
-  const [scanId, orgOk, hasScan, parentOk, data, n] = rows[0]
-  return { scan_id: scanId && scanId.toString('latin1'), org_ok: isTrue(orgOk), has_scan: isTrue(hasScan), parent_ok: isTrue(parentOk), data, n: n === null ? 0 : Number(n.toString('latin1')) }
+  const [scanId, orgOk, hasScan, parentOk, data, n, total] = rows[0]
+  const int = (b: Buffer | null | undefined) => (b === null || b === undefined ? null : Number(b.toString('latin1')))
+  return { scan_id: scanId && scanId.toString('latin1'), org_ok: isTrue(orgOk), has_scan: isTrue(hasScan), parent_ok: isTrue(parentOk), data, n: int(n) ?? 0, total: int(total) }
 }
 
 /** A boolean column in PostgreSQL's text format ('t' or 'f'). */
@@ -184,11 +202,28 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
     const state = key ? await orgState(db, scope) : undefined
     const hit = key && cached(db, state, key, req.lend)
     if (hit) return hit
-    const row = await runRead(db, state, (pin) => listStatement(c, plan, { ...scope, scanId: pin }), plan.filter !== undefined)
+    // The filter's total, when this process counted it on a scan before: the statement counts only on another scan.
+    const totalKey = key && db.totals ? `${scope.orgId}\n${c.name}\n${LIST_PARTS.filter(plan)}\n${plan.parentId ?? ''}\n${extraText(plan.extra)}` : undefined
+    const known = totalKey ? db.totals!.get(totalKey) : undefined
+    const row = await runRead(db, state, (pin) => listStatement(c, plan, { ...scope, scanId: pin }, known?.scanId), plan.filter !== undefined)
     checkRow(row, decl.scope, decl.parent?.param)
     if (!row.org_ok && decl.scope === 'org') return orgDenied(db, scope.orgId!, req.principal)
     const count = Math.min(row.n, plan.limit)
-    return remember(db, req.lend, scope, key, row, new Answer('list', row.data ?? EMPTY_LIST, { count, hasMore: row.n > plan.limit, plan, unpaged: decl.unpaged === true }))
+    const total = row.total ?? known!.total
+    if (totalKey && row.total !== null && row.scan_id !== null) db.totals!.set(totalKey, { scanId: row.scan_id, total })
+    return remember(db, req.lend, scope, key, row, new Answer('list', row.data ?? EMPTY_LIST, { count, total, hasMore: row.n > plan.limit, plan, unpaged: decl.unpaged === true }))
+  }
+
+  if (req.op === 'count') {
+    const plan = planCount(c, req.query, req.surface)
+    const key = canonical(c, plan)
+    const state = await orgState(db, scope)
+    const hit = cached(db, state, key, req.lend)
+    if (hit) return hit
+    const row = await runRead(db, state, (pin) => countStatement(c, plan, { ...scope, scanId: pin }), plan.filter !== undefined)
+    checkRow(row, decl.scope)
+    if (!row.org_ok) return orgDenied(db, scope.orgId!, req.principal)
+    return remember(db, req.lend, scope, key, row, new Answer('counts', row.data ?? EMPTY_LIST, { total: row.total ?? 0, groups: row.n, hasMore: row.n > plan.limit, count: Math.min(row.n, plan.limit), countPlan: plan }))
   }
 
   const idParam = decl.id?.param

@@ -7,7 +7,7 @@ import { isScalar, jsonText, sqlExpr, type FieldSpec } from './fields.ts'
 import { parseSort, type SortKey } from './sort.ts'
 import { compileFilter, parseRql, type RqlNode } from './rql/index.ts'
 import { isApiError } from './errors.ts'
-import { compileOperations, type CompiledOperation } from './operations.ts'
+import { compileOperations, type Operations } from './operations.ts'
 
 export class RegistryError extends Error {
   constructor(message: string) {
@@ -32,7 +32,7 @@ export interface CompiledResource {
   /** Table and id column of the parent (objects/{objectId}/fields). */
   readonly parentTable: string | undefined
   /** Its operations (runtime/operations.ts): what every surface serves, documents and generates from. */
-  readonly ops: { readonly list?: CompiledOperation; readonly get?: CompiledOperation }
+  readonly ops: Readonly<Operations>
 }
 
 const NAME = /^[a-z][A-Za-z0-9]*$/
@@ -129,10 +129,17 @@ function compileOne(r: Resource, byName: ReadonlyMap<string, Resource>): Compile
     if (tool !== undefined) check(TOOL.test(tool), `${where}: MCP tool name "${tool}" must be snake_case`)
   }
   check(!r.singletonSql || r.kind === 'singleton', `${where}: singletonSql is only for singletons`)
+  if (r.groupable?.length) {
+    check(r.scope === 'org' && r.operations.list && !r.parent, `${where}: groupable is for org-scoped lists without a parent`)
+    for (const n of r.groupable) {
+      has(n, 'groupable field')
+      check(isScalar(fields.get(n)!), `${where}: groupable field "${n}" must be a scalar`)
+    }
+  }
 
   const all = [...fields.keys()]
   const listFieldNames = r.listFields ? [...r.listFields] : all
-  const ops: { list?: CompiledOperation; get?: CompiledOperation } = {}
+  const ops: Operations = {}
   const compiled: CompiledResource = {
     decl: r,
     name: r.name,

@@ -28,6 +28,7 @@ import { FairShare } from './pipeline/fair-share.ts'
 import { PreparedShapes } from './db/prepared-shapes.ts'
 import { createOAuthServer, type OAuthServer } from './oauth/server.ts'
 import { ResponseCache } from './cache/response-cache.ts'
+import { TotalCache } from './cache/totals.ts'
 import { applyCacheNotification, CACHE_CHANNEL, OrgStateCache } from './cache/org-state.ts'
 import { LimitListener } from './quota/limit-listener.ts'
 import { buildHealthRoutes } from './http/health.ts'
@@ -158,7 +159,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     metrics = config.admin.port !== undefined ? createMetrics({ cacheStats: () => h.responses.stats(), inFlight: () => lifecycle.inFlight, readPoolSize: config.poolSize, replicaStats: replica && (() => replica.stats()), worker: opts.worker?.slot }) : undefined
     const m = metrics
     const pipeline = createPipeline({
-      read: { sql: db.read, replica, shapes: new PreparedShapes(), hot, onQuery: m ? () => m.query() : undefined },
+      read: { sql: db.read, replica, shapes: new PreparedShapes(), hot, totals: new TotalCache(), onQuery: m ? () => m.query() : undefined },
       metrics,
       quota,
       fairShare,

@@ -4,9 +4,9 @@
  * PostgreSQL builds the JSON (measured faster than JSON.stringify in Node). Every value is a
  * bound parameter; every identifier comes from the registry.
  */
-import { sqlExpr } from './fields.ts'
+import { jsonText, sqlExpr } from './fields.ts'
 import { buildObject, orderBy, type CompiledResource } from './registry.ts'
-import type { GetPlan, ListPlan } from './plan.ts'
+import type { CountPlan, GetPlan, ListPlan } from './plan.ts'
 import { compileFilter } from './rql/index.ts'
 
 export interface Statement {
@@ -41,6 +41,8 @@ export interface ResultRow {
   /** The records' JSON as the server sent it (UTF-8), never decoded to text on the way. */
   data: Buffer | null
   n: number
+  /** Records the filter matches, when the statement counts them (lists, grouped counts); null otherwise. */
+  total: number | null
 }
 
 class Binder {
@@ -90,7 +92,12 @@ function head(c: CompiledResource, b: Binder, s: Scope, parentId?: string): { ct
   return { cte, cols: `${SCAN}::text AS scan_id, EXISTS (SELECT 1 FROM o) AS org_ok, ${SCAN} IS NOT NULL AS has_scan, ${parent} AS parent_ok` }
 }
 
-export function listStatement(c: CompiledResource, plan: ListPlan, s: Scope): Statement {
+/**
+ * A page of a list. Its last column is how many records the filter matches (`total`), counted in the same statement
+ * unless `knownFor` names the scan the statement reads (its total is known: runtime/cache/totals.ts); then NULL, and
+ * PostgreSQL never runs the count (a CASE branch not taken).
+ */
+export function listStatement(c: CompiledResource, plan: ListPlan, s: Scope, knownFor?: string): Statement {
   const b = new Binder()
   const { cte, cols } = head(c, b, s, plan.parentId)
   const where = conditions(c, b, s, plan.filter, plan.parentId).join(' AND ')
@@ -110,7 +117,9 @@ export function listStatement(c: CompiledResource, plan: ListPlan, s: Scope): St
       `FROM (SELECT * FROM ${c.decl.table} t WHERE ${where} ORDER BY ${order} LIMIT ${lim}::bigint + 1 OFFSET ${off}::bigint) t) s`
   }
   const fixed = (plan.filter === undefined || plan.filter === c.defaultFilter) && plan.sort === c.defaultSort && plan.fields === undefined
-  return { text: `${cte} SELECT ${cols}, d.data, d.n FROM (${inner}) d`, values: b.values, fixed }
+  const counted = `(SELECT count(*) FROM ${c.decl.table} t WHERE ${where})`
+  const total = c.decl.unpaged ? 'd.n' : c.decl.scope === 'org' ? `CASE WHEN ${SCAN} = ${b.bind(knownFor ?? null)}::bigint THEN NULL ELSE ${counted} END` : counted
+  return { text: `${cte} SELECT ${cols}, d.data, d.n, ${total} AS total FROM (${inner}) d`, values: b.values, fixed }
 }
 
 export function getStatement(c: CompiledResource, plan: GetPlan, s: Scope): Statement {
@@ -125,9 +134,35 @@ export function getStatement(c: CompiledResource, plan: GetPlan, s: Scope): Stat
       const spec = c.fields.get(c.decl.id.field)!
       where.push(`${sqlExpr(c.decl.id.field, spec)} = ${b.bind(plan.id)}${c.decl.id.encoding === 'int' ? '::bigint' : ''}`)
     }
-    data = `SELECT ${c.selectOne}::text FROM ${c.decl.table} t WHERE ${where.join(' AND ')} LIMIT 1`
+    data = `SELECT ${plan.fields ? buildObject(plan.fields, c.fields) : c.selectOne}::text FROM ${c.decl.table} t WHERE ${where.join(' AND ')} LIMIT 1`
   }
-  return { text: `${cte} SELECT ${cols}, (${data}) AS data, 0 AS n`, values: b.values, fixed: true }
+  return { text: `${cte} SELECT ${cols}, (${data}) AS data, 0 AS n`, values: b.values, fixed: plan.fields === undefined }
+}
+
+/**
+ * A grouped count: for each combination of the `by` fields' values among the records the filter matches, how many
+ * there are, most first (ties in the order of the values' JSON text), at most `limit` groups plus one (to tell
+ * hasMore); `n` is the number of groups and `total` the number of records. Grouped by each value's JSON text, which
+ * is one text per value, so the groups are the values' and the text is what the answer shows.
+ */
+export function countStatement(c: CompiledResource, plan: CountPlan, s: Scope): Statement {
+  const b = new Binder()
+  const { cte, cols } = head(c, b, s)
+  const where = conditions(c, b, s, plan.filter).join(' AND ')
+  const keys = plan.by.map((f, i) => `${jsonText(f, c.fields.get(f)!)} AS k${i}`).join(', ')
+  const groupBy = plan.by.map((_f, i) => String(i + 1)).join(', ')
+  const order = ['n DESC', ...plan.by.map((_f, i) => `k${i} ASC NULLS FIRST`)].join(', ')
+  const object = `'{' || ${plan.by.map((f, i) => `'${i ? ',' : ''}"${f}":' || coalesce(k${i}, 'null')`).join(' || ')} || ',"count":' || n || '}'`
+  const lim = b.bind(plan.limit)
+  const groups =
+    `g AS (SELECT ${keys}, count(*) AS n FROM ${c.decl.table} t WHERE ${where} GROUP BY ${groupBy}), ` +
+    `p AS (SELECT row_number() OVER (ORDER BY ${order}) AS rn, ${object} AS j FROM g ORDER BY ${order} LIMIT ${lim}::bigint)`
+  const data = `(SELECT '[' || coalesce(string_agg(p.j, ',' ORDER BY p.rn), '') || ']' FROM p)`
+  return {
+    text: `${cte}, ${groups} SELECT ${cols}, ${data} AS data, (SELECT count(*) FROM g)::int AS n, (SELECT coalesce(sum(n), 0) FROM g)::bigint AS total`,
+    values: b.values,
+    fixed: false,
+  }
 }
 
 /** The org's account and whether the user (if any) was granted it: tells 403 (not granted) from 404. */

@@ -67,7 +67,7 @@ export function tsOfSchema(x: JsonSchema): string {
 }
 
 export function clientTypes(resources: readonly CompiledResource[]): string {
-  const out: string[] = [TS_BANNER, '', '/* eslint-disable */', '', "import type { Page } from './index.ts'", '']
+  const out: string[] = [TS_BANNER, '', '/* eslint-disable */', '', "import type { Counts, Page } from './index.ts'", '']
   for (const c of resources) {
     const name = typeName(c)
     out.push(`/** ${c.decl.title}: ${c.decl.description.replace(/\*\//g, '* /')} */`, `export interface ${name} {`)
@@ -82,14 +82,15 @@ export function clientTypes(resources: readonly CompiledResource[]): string {
   for (const c of resources) {
     const name = typeName(c)
     const d = c.decl
-    const list = d.listFields ? `${name}ListRecord` : d.sparseFields ? `Partial<${name}>` : name
+    const list = d.listFields ? `${name}ListRecord` : name
     out.push(`  ${c.name}: { record: ${name}; listRecord: ${list}; scope: '${d.scope}'; list: ${d.operations.list}; get: ${d.operations.get}; singleton: ${d.kind === 'singleton'}; parent: ${d.parent ? `'${d.parent.param}'` : 'null'} }`)
   }
   out.push('}', '')
   out.push('/** Where each resource lives (paths below /v1, `{…}` filled by the client). */', 'export const ENDPOINTS = {')
   for (const c of resources) {
     const { list, get } = c.ops
-    out.push(`  ${c.name}: { list: ${list ? JSON.stringify(belowVersion(list)) : 'null'}, get: ${get ? JSON.stringify(belowVersion(get)) : 'null'}, idEncoding: ${JSON.stringify(c.decl.id?.encoding ?? null)}, paged: ${!!list && queryParam(list, 'limit') !== undefined} },`)
+    const count = c.ops.count
+    out.push(`  ${c.name}: { list: ${list ? JSON.stringify(belowVersion(list)) : 'null'}, get: ${get ? JSON.stringify(belowVersion(get)) : 'null'}, count: ${count ? JSON.stringify(belowVersion(count)) : 'null'}, idEncoding: ${JSON.stringify(c.decl.id?.encoding ?? null)}, paged: ${!!list && queryParam(list, 'limit') !== undefined} },`)
   }
   out.push('} as const', '')
   out.push(...namedMethods(resources))
@@ -128,6 +129,7 @@ function namedMethods(resources: readonly CompiledResource[]): string[] {
     '  protected abstract listOf(name: keyof Resources, params: Record<string, unknown>): Promise<any>',
     '  protected abstract allOf(name: keyof Resources, params: Record<string, unknown>): AsyncGenerator<any>',
     '  protected abstract getOf(name: keyof Resources, params: Record<string, unknown>): Promise<any>',
+    '  protected abstract countOf(name: keyof Resources, params: Record<string, unknown>): Promise<any>',
   ]
   for (const c of resources) {
     const name = typeName(c)
@@ -136,9 +138,9 @@ function namedMethods(resources: readonly CompiledResource[]): string[] {
       const params = list.pathParams.map((p) => (p.type === 'orgId' ? `${p.name}: string` : `${p.name}: string | number`))
       const type = `{ ${[...params, ...queryTypes(list)].join('; ')} }`
       const opt = params.length ? '' : ' = {}'
-      const record = c.decl.listFields ? `${name}ListRecord` : queryParam(list, 'fields') ? `Partial<${name}>` : name
-      out.push('', `  /** ${list.title}: \`${list.method} ${list.path}\` (one page). */`, `  ${camel(list.tool)}(params: ${type}${opt}): Promise<Page<${record}>> {`, `    return this.listOf(${JSON.stringify(c.name)}, params)`, '  }')
-      out.push(`  /** Every record of \`${list.method} ${list.path}\`, page after page. */`, `  ${camel(list.tool).replace(/^list/, 'all')}(params: ${type}${opt}): AsyncGenerator<${record}> {`, `    return this.allOf(${JSON.stringify(c.name)}, params)`, '  }')
+      const record = c.decl.listFields ? `${name}ListRecord` : name
+      out.push('', `  /** ${list.title}: \`${list.method} ${list.path}\` (one page). */`, `  ${list.name}(params: ${type}${opt}): Promise<Page<${record}>> {`, `    return this.listOf(${JSON.stringify(c.name)}, params)`, '  }')
+      out.push(`  /** Every record of \`${list.method} ${list.path}\`, page after page. */`, `  ${list.name.replace(/^list/, 'all')}(params: ${type}${opt}): AsyncGenerator<${record}> {`, `    return this.allOf(${JSON.stringify(c.name)}, params)`, '  }')
     }
     if (get) {
       const own = recordParam(get)
@@ -148,7 +150,13 @@ function namedMethods(resources: readonly CompiledResource[]): string[] {
         ? `const { ${own.name}: id, ...rest } = params\n    return this.getOf(${JSON.stringify(c.name)}, { ...rest, id })`
         : `return this.getOf(${JSON.stringify(c.name)}, params)`
       const enc = own?.type === 'id' && own.encoding === 'base64url' ? ` (\`${own.name}\` as listed: the client encodes it)` : ''
-      out.push('', `  /** ${get.title}: \`${get.method} ${get.path}\`${enc}. */`, `  ${camel(get.tool)}(params: { ${[...params, ...queryTypes(get)].join('; ')} }): Promise<${name}> {`, `    ${body}`, '  }')
+      out.push('', `  /** ${get.title}: \`${get.method} ${get.path}\`${enc}. */`, `  ${get.name}(params: { ${[...params, ...queryTypes(get)].join('; ')} }): Promise<${name}> {`, `    ${body}`, '  }')
+    }
+    const count = c.ops.count
+    if (count) {
+      const by = queryParam(count, 'groupBy')!.fields.map((f) => JSON.stringify(f)).join(' | ')
+      const query = queryTypes(count).map((q) => (q.startsWith('by?') ? `by: ${by} | Array<${by}>` : q))
+      out.push('', `  /** ${count.title}: \`${count.method} ${count.path}\`. */`, `  ${count.name}(params: { orgId: string; ${query.join('; ')} }): Promise<Counts<Pick<${name}, ${by}>>> {`, `    return this.countOf(${JSON.stringify(c.name)}, params)`, '  }')
     }
   }
   out.push('}', '')

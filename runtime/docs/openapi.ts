@@ -9,8 +9,7 @@ import { ERROR_CODES, ERROR_HELP, type ErrorCode } from '../errors.ts'
 import { queryParam, type CompiledOperation } from '../operations.ts'
 import { exampleFilter } from '../examples.ts'
 import { loadDocExamples, shown, type DocExamples } from './doc-examples.ts'
-import { camel } from './client-types.ts'
-import { recordJsonSchema, type JsonSchema } from '../mcp/json-schema.ts'
+import { fieldJsonSchema, recordJsonSchema, type JsonSchema } from '../mcp/json-schema.ts'
 import { QUOTA_SCHEMA } from '../mcp/service-tools.ts'
 
 export const API_TITLE = 'orgscan — Organization Scan Data Service'
@@ -118,6 +117,9 @@ function paramsOf(op: CompiledOperation): unknown[] {
       case 'fields':
         ps.push(param(p.name, 'query', { type: 'array', items: { type: 'string', enum: [...p.fields] }, uniqueItems: true }, 'Comma-separated fields to return (default all), in declaration order.', false, { style: 'form', explode: false }))
         break
+      case 'groupBy':
+        ps.push(param(p.name, 'query', { type: 'array', items: { type: 'string', enum: [...p.fields] }, minItems: 1, maxItems: p.maxItems, uniqueItems: true }, `Comma-separated fields to count by (1 to ${p.maxItems}): each combination of their values is a group.`, true, { style: 'form', explode: false }))
+        break
       case 'strings':
         ps.push(param(p.name, 'query', { type: 'array', items: { type: 'string' } }, `${p.description} Repeatable.`, false, { style: 'form', explode: true }))
         break
@@ -173,11 +175,23 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
         },
       },
     },
+    CountMeta: {
+      type: 'object',
+      required: ['total', 'groups', 'limit', 'hasMore'],
+      properties: {
+        total: { type: 'integer', description: 'Records the filter matches (the sum of every group\'s count).' },
+        groups: { type: 'integer', description: 'Groups there are; the first `limit` are in `data`.' },
+        limit: { type: 'integer' },
+        hasMore: { type: 'boolean', description: 'Whether more groups than `limit` exist.' },
+        requestedLimit: { type: 'integer', description: 'Present when the limit asked for was clamped: the value asked for.' },
+      },
+    },
     ListMeta: {
       type: 'object',
-      required: ['count', 'hasMore'],
+      required: ['count', 'total', 'hasMore'],
       properties: {
         count: { type: 'integer', description: 'Records in this page.' },
+        total: { type: 'integer', description: 'Records the filter matches, on every page.' },
         hasMore: { type: 'boolean', description: 'Whether another page follows.' },
         limit: { type: 'integer' },
         offset: { type: 'integer' },
@@ -203,8 +217,10 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
     const d = c.decl
     const name = pascal(c.name)
     const all = [...c.fields.keys()]
-    schemas[name] = { ...recordJsonSchema(all, c.fields, true), title: d.title, description: d.description }
-    const listRecord = c.listFieldNames.length === all.length && !d.sparseFields ? ref(name) : recordJsonSchema(c.listFieldNames, c.fields, !d.sparseFields)
+    // Every property comes unless the request's `fields` chose some (the record's id always comes).
+    schemas[name] = { ...recordJsonSchema(all, c.fields, false), title: d.title, description: d.description }
+    // Every list and get takes `fields` (a sparse fieldset), so no property is required of a record in an answer.
+    const listRecord = c.listFieldNames.length === all.length ? ref(name) : recordJsonSchema(c.listFieldNames, c.fields, false)
     tags.push({ name: d.title, description: d.description })
     /** One GET operation of the resource: the same shape for a list and a record, the 200 body apart. */
     const operation = (op: CompiledOperation, body: JsonSchema, ok: string, withQueryErrors: boolean) => {
@@ -213,7 +229,7 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
       paths[op.path] = {
         ...paths[op.path],
         get: {
-          operationId: camel(tool),
+          operationId: op.name,
           summary: op.title,
           description: d.description,
           tags: [d.title],
@@ -232,6 +248,12 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
       operation(list, body, queryParam(list, 'limit') ? 'A page of records.' : 'Every record, in one page.', list.queryParams.some((p) => p.type === 'filter' || p.type === 'sort' || p.type === 'fields'))
     }
     if (get) operation(get, { type: 'object', required: ['data'], properties: { data: ref(name) } }, 'The record.', false)
+    const { count } = c.ops
+    if (count) {
+      const by = queryParam(count, 'groupBy')!
+      const group = { type: 'object', required: ['count'], properties: { ...Object.fromEntries(by.fields.map((f) => [f, fieldJsonSchema(c.fields.get(f)!)])), count: { type: 'integer', description: 'Records in the group.' } } }
+      operation(count, { type: 'object', required: ['data', 'meta'], properties: { data: { type: 'array', items: group }, meta: ref('CountMeta') } }, 'The groups, most records first.', true)
+    }
   }
   const quota = (withOrg: boolean) => ({
     get: {

@@ -39,7 +39,7 @@ export function restReference(resources: readonly CompiledResource[]): string {
   const out: string[] = [BANNER, '', '# REST reference', '']
   out.push(
     'Every endpoint is `GET` (and `HEAD`), authenticated with an API key (HTTP Basic) or a user access token (`Bearer`),',
-    'and counted on the account quota. Lists answer `{data, meta: {count, hasMore, limit, offset}, links: {self, next, prev}}`;',
+    'and counted on the account quota. Lists answer `{data, meta: {count, total, hasMore, limit, offset}, links: {self, next, prev}}`;',
     `\`limit\` defaults to ${DEFAULT_LIMIT}, values above ${MAX_LIMIT} are served with ${MAX_LIMIT}. Filters use RQL (docs/rql.md). Errors: docs/reference/errors.md.`,
     'Answers of org-scoped endpoints (`/v1/orgs/{orgId}/…`) carry a strong `ETag` and `Cache-Control: private, no-cache`;',
     'a request with `If-None-Match` holding the current tag is answered `304 Not Modified` with no body (authenticated and',
@@ -68,7 +68,9 @@ export function restReference(resources: readonly CompiledResource[]): string {
     if (ex && list) out.push(`- example: \`${list.path}?filter=${ex}\``)
     const sort = list && queryParam(list, 'sort')
     if (sort) out.push(`- sort on: ${sort.fields.map((f) => `\`${f}\``).join(', ')}${sort.defaultSort ? `; default \`${sort.defaultSort}\`` : ''}`)
-    if (list && queryParam(list, 'fields')) out.push('- `fields`: a comma-separated subset of the list fields')
+    if (list && queryParam(list, 'fields')) out.push('- `fields`: a comma-separated subset of the fields (the record\'s id always comes)')
+    const count = c.ops.count
+    if (count) out.push(`- \`${count.method} ${count.path}?by=…\` — how many records (of the filter) have each combination of values of \`by\`: ${queryParam(count, 'groupBy')!.fields.map((f) => `\`${f}\``).join(', ')}`)
     const extras = [...(list?.queryParams ?? get?.queryParams ?? [])].filter((p) => p.type === 'strings')
     for (const p of extras) if (p.type === 'strings') out.push(`- \`${p.name}\` (repeatable, up to ${p.maxValues} values of 1–${p.maxValueLength} characters): ${p.description}`)
     out.push('', '| field | type | description |', '|---|---|---|')

@@ -97,7 +97,7 @@ function argSpecs(op: CompiledOperation, all: readonly CompiledResource[], orgsT
         args.push({ name: p.name, in: 'query', kind: { type: 'string', max: p.maxLength }, description: `Comma-separated fields, a leading - for descending, among ${p.fields.join(', ')}${p.defaultSort ? `; default ${p.defaultSort}` : ''}.` })
         break
       case 'fields':
-        args.push({ name: p.name, in: 'query', kind: { type: 'string', max: p.maxLength }, description: `Comma-separated subset of the fields to return: ${p.fields.join(', ')}; default all.` })
+        args.push({ name: p.name, in: 'query', kind: { type: 'names', max: p.fields.length }, description: `Only these properties of each record${p.key ? ` (and ${p.key})` : ''}, e.g. ["${p.fields.filter((f) => f !== p.key).slice(0, 2).join('", "')}"]; default all.` })
         break
       case 'strings':
         args.push({ name: p.name, in: 'query', kind: { type: 'strings', max: p.maxValues }, description: p.description })
@@ -108,15 +108,15 @@ function argSpecs(op: CompiledOperation, all: readonly CompiledResource[], orgsT
 }
 
 function listOutput(c: CompiledResource): JsonSchema {
-  const record = recordJsonSchema(c.listFieldNames, c.fields, !c.decl.sparseFields)
-  const meta: Record<string, unknown> = { count: { type: 'integer' }, hasMore: { type: 'boolean' } }
+  const record = recordJsonSchema(c.listFieldNames, c.fields, !queryParam(c.ops.list!, 'fields'))
+  const meta: Record<string, unknown> = { count: { type: 'integer' }, total: { type: 'integer' }, hasMore: { type: 'boolean' } }
   if (!c.decl.unpaged) Object.assign(meta, { limit: { type: 'integer' }, offset: { type: 'integer' }, requestedLimit: { type: 'integer' } })
   return {
     $schema: JSON_SCHEMA_DIALECT,
     type: 'object',
     properties: {
       data: { type: 'array', items: record },
-      meta: { type: 'object', properties: meta, required: ['count', 'hasMore'] },
+      meta: { type: 'object', properties: meta, required: ['count', 'total', 'hasMore'] },
       links: { type: 'object', additionalProperties: { type: 'string' }, description: 'The equivalent REST paths (self, next, prev).' },
     },
     required: ['data', 'meta', 'links'],
@@ -125,7 +125,8 @@ function listOutput(c: CompiledResource): JsonSchema {
 
 function getOutput(c: CompiledResource): JsonSchema {
   const names = [...c.fields.keys()]
-  return { $schema: JSON_SCHEMA_DIALECT, type: 'object', properties: { data: recordJsonSchema(names, c.fields, true) }, required: ['data'] }
+  // With `fields`, a record holds only the properties asked for (and its id).
+  return { $schema: JSON_SCHEMA_DIALECT, type: 'object', properties: { data: recordJsonSchema(names, c.fields, !queryParam(c.ops.get!, 'fields')) }, required: ['data'] }
 }
 
 function describe(op: CompiledOperation, all: readonly CompiledResource[], orgsTool: string): string {
@@ -214,16 +215,22 @@ function tool(operation: CompiledOperation, all: readonly CompiledResource[], or
       // Bytes (the cache's, or as the database sent them) to a transport that writes them; text to any other.
       const body = r.dataBytes && ctx.rawJson ? renderReadParts(r as typeof r & { dataBytes: Buffer }, target.path, target.qs) : renderRead(r, target.path, target.qs)
       if (r.kind === 'one') return jsonResult(`One ${d.title.toLowerCase()} in structuredContent.data.`, body, ctx.rawJson, r.release)
+      if (r.kind !== 'list') throw new Error('a list answered with another kind of outcome')
       const { count, hasMore, plan } = r
       const next = hasMore ? ` More are available: call ${name} again with offset ${plan.offset + plan.limit}.` : ' There are no more.'
       const noun = count === 1 ? d.title : (d.plural ?? `${d.title}s`)
-      return jsonResult(`${count} ${noun.toLowerCase()} in structuredContent.data${d.unpaged ? '' : ` (offset ${plan.offset})`}.${next}`, body, ctx.rawJson, r.release)
+      return jsonResult(`${count} ${noun.toLowerCase()} in structuredContent.data${d.unpaged ? '' : ` (offset ${plan.offset}, ${r.total} in all)`}.${next}`, body, ctx.rawJson, r.release)
     },
   }
 }
 
-/** Every list and get tool of the registry, in registry order. */
+/** The tool that lists the caller's orgs (where every orgId comes from). */
+export function orgsToolOf(resources: readonly CompiledResource[]): string {
+  return resources.find((c) => c.decl.scope === 'account' && c.decl.operations.list)?.decl.mcp.list ?? 'the org list'
+}
+
+/** Every list and get tool of the registry, in registry order (grouped counts have one tool of their own: count-tool.ts). */
 export function resourceTools(resources: readonly CompiledResource[]): McpTool[] {
-  const orgsTool = resources.find((c) => c.decl.scope === 'account' && c.decl.operations.list)?.decl.mcp.list ?? 'the org list'
-  return allOperations(resources).map((op) => tool(op, resources, orgsTool))
+  const orgsTool = orgsToolOf(resources)
+  return allOperations(resources).filter((op) => op.kind !== 'count').map((op) => tool(op, resources, orgsTool))
 }

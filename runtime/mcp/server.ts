@@ -22,6 +22,7 @@ import type { CompiledResource } from '../registry.ts'
 import { catalogs, listedLookups, readLookup, VALUES_TEMPLATE } from './lookups.ts'
 import { argumentProblem, compilePrompts, enumValues, renderPrompt, type CompiledPrompt } from './prompts.ts'
 import { resourceTools, type McpScope, type McpTool, type ToolContext } from './resource-tools.ts'
+import { countTool } from './count-tool.ts'
 import { quotaTool, serverInfoTool } from './service-tools.ts'
 import { errorResult, type RawJson } from './tool-results.ts'
 import { asInvalidParams } from './invalid-params.ts'
@@ -60,7 +61,7 @@ export interface McpCatalogOptions {
 
 /** Builds and validates the tools and prompts once; throws RegistryError for a prompt that would not work. */
 export function buildCatalog(o: McpCatalogOptions): McpCatalog {
-  const list = [...resourceTools(o.resources), quotaTool(), serverInfoTool(o.versions, o.clock), ...(o.extraTools ?? [])]
+  const list = [...resourceTools(o.resources), ...countTool(o.resources), quotaTool(), serverInfoTool(o.versions, o.clock), ...(o.extraTools ?? [])]
   const tools = new Map<string, McpTool>()
   for (const t of list) {
     if (tools.has(t.definition.name)) throw new Error(`MCP tool ${t.definition.name} is declared twice`)

@@ -16,6 +16,8 @@ export type ArgKind =
   | { type: 'strings'; max: number }
   /** A record id as records show it: an integer, or text (`encoding` says how REST paths carry it). */
   | { type: 'id'; encoding: 'int' | 'text' | 'base64url' }
+  /** Names (of record fields): an array of them, passed on as the comma-separated list REST takes. */
+  | { type: 'names'; max: number }
 
 export interface ArgSpec {
   name: string
@@ -40,6 +42,7 @@ function schemaOf(a: ArgSpec): JsonSchema {
     case 'integer': s = { type: 'integer', minimum: k.min, ...(k.max !== undefined ? { maximum: k.max } : {}) }; break
     case 'strings': s = { type: 'array', items: { type: 'string', minLength: 1, maxLength: 200 }, maxItems: k.max }; break
     case 'id': s = k.encoding === 'int' ? { type: ['integer', 'string'], minimum: 1, pattern: '^[1-9][0-9]{0,17}$' } : { type: 'string', minLength: 1, maxLength: 512 }; break
+    case 'names': s = { type: 'array', items: { type: 'string' }, maxItems: k.max }; break
   }
   return { ...s, description: a.description, ...(a.default !== undefined ? { default: a.default } : {}) }
 }
@@ -79,6 +82,13 @@ function stringValue(a: ArgSpec, v: unknown): string {
       if (typeof v !== 'string' || v.length === 0 || v.length > 512) throw badId(a.name, `${a.name} must be a string of 1 to 512 characters.`)
       // REST carries this id Base64URL-encoded in its path; MCP takes it as the records show it.
       return k.encoding === 'base64url' ? Buffer.from(v, 'utf8').toString('base64url') : v
+    case 'names':
+      // An array of names; a comma-separated string too, as REST takes it.
+      if (typeof v === 'string') return v
+      if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw bad(a.name, `${a.name} must be an array of field names.`)
+      if (v.length === 0) throw bad(a.name, `${a.name} must name at least one field.`)
+      if (v.length > k.max) throw bad(a.name, `${a.name} may name at most ${k.max} fields.`)
+      return v.join(',')
     case 'strings':
       throw new Error('unreachable')
   }

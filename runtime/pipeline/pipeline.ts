@@ -14,6 +14,7 @@ import type { Client } from '../auth/authenticate.ts'
 import type { Logger } from '../log.ts'
 import type { QueryInput, Surface } from '../plan.ts'
 import type { CompiledResource } from '../registry.ts'
+import type { OperationKind } from '../operations.ts'
 import type { QuotaCharge, QuotaChargeWindow, QuotaService, QuotaState } from '../quota/types.ts'
 import { read, checkOrgAccess, type ReadDb, type ReadResult } from '../read.ts'
 import { normalizeOrgId } from '../org-id.ts'
@@ -26,7 +27,7 @@ export type Operation =
   | {
       kind: 'read'
       resource: CompiledResource
-      op: 'list' | 'get'
+      op: OperationKind
       /** Path parameters by name (orgId, the id parameter, the parent's parameter). */
       params: Readonly<Record<string, string | undefined>>
       /** Parsed lazily, inside the pipeline, so that a malformed query is a charged 400 like any other. */

@@ -68,7 +68,7 @@ t.test('every tool answers the same bytes the direct way and through the SDK', a
   calls.push(
     { name: 'get_org_field', arguments: { orgId, fieldId: firstIds.get('fieldId') } },
     { name: 'list_org_fields', arguments: { orgId, limit: 5, filter: 'and(eq(isCustom,true),ilike(label,*a*))', sort: '-label' } },
-    { name: 'list_org_issues', arguments: { orgId, limit: 5, fields: 'title,priority' } },
+    { name: 'list_org_issues', arguments: { orgId, limit: 5, fields: ['title', 'priority'] } },
     { name: 'list_org_issues', arguments: { orgId, filter: 'eq(category,hygiene)' } },
     { name: 'list_org_fields', arguments: { orgId, filter: 'eq(priority,' } },
     { name: 'list_org_fields', arguments: { orgId, limit: 201 } },
@@ -91,7 +91,7 @@ t.test('every tool answers the same bytes the direct way and through the SDK', a
   const texts = await Promise.all(calls.slice(-13).map((p) => call(p).then((a) => a.body.result)))
   t.equal(texts[0].structuredContent.data.id, firstIds.get('fieldId'), 'a record by id')
   t.equal(texts[1].structuredContent.data.length > 0, true, 'a filtered, sorted page')
-  t.same(Object.keys(texts[2].structuredContent.data[0]).sort(), ['priority', 'title'], 'a sparse fieldset')
+  t.same(Object.keys(texts[2].structuredContent.data[0]).sort(), ['issueKey', 'priority', 'title'], 'a sparse fieldset: the properties asked for, and the record key')
   t.match(texts[3].structuredContent, { error: 'bad_filter', reason: 'invalid_filter_value' })
   t.match(texts[4].structuredContent, { error: 'bad_filter', reason: 'filter_parse_error' })
   t.match(texts[5].structuredContent, { error: 'bad_filter', parameter: 'limit' })

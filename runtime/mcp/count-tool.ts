@@ -1,0 +1,100 @@
+/**
+ * `count_org_records`: the grouped counts of every resource that declares fields to group by, as one tool (an
+ * assistant carries one tool, not one per resource). It takes the REST endpoint's parameters
+ * (`GET /v1/orgs/{orgId}/counts/{resource}`) plus the resource, runs the same pipeline and answers the same body in
+ * structuredContent: `{data: [{<by fields>…, count}], meta: {total, groups, limit, hasMore}}`.
+ */
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server'
+import { ApiError, isApiError } from '../errors.ts'
+import type { CompiledResource } from '../registry.ts'
+import { COUNT_TOOL, fillPath, queryParam, type CompiledOperation } from '../operations.ts'
+import { renderRead, renderReadParts } from '../envelope.ts'
+import { JSON_SCHEMA_DIALECT, type JsonSchema } from './json-schema.ts'
+import { argsSchema, parseArgs, type ArgSpec } from './tool-args.ts'
+import { errorResult, jsonResult, withErrorResult } from './tool-results.ts'
+import { orgsToolOf, readOnlyAnnotations, type McpTool } from './resource-tools.ts'
+
+const OUTPUT: JsonSchema = {
+  $schema: JSON_SCHEMA_DIALECT,
+  type: 'object',
+  properties: {
+    data: { type: 'array', items: { type: 'object', properties: { count: { type: 'integer' } }, required: ['count'] }, description: 'One object per group: the by fields\' values and count.' },
+    meta: {
+      type: 'object',
+      properties: { total: { type: 'integer' }, groups: { type: 'integer' }, limit: { type: 'integer' }, hasMore: { type: 'boolean' }, requestedLimit: { type: 'integer' } },
+      required: ['total', 'groups', 'limit', 'hasMore'],
+    },
+  },
+  required: ['data', 'meta'],
+}
+
+/** The tool over the count operations of the registry; none when no resource declares fields to group by. */
+export function countTool(resources: readonly CompiledResource[]): McpTool[] {
+  const orgsTool = orgsToolOf(resources)
+  const ops = resources.map((c) => c.ops.count).filter((o): o is CompiledOperation => o !== undefined)
+  if (ops.length === 0) return []
+  const byName = new Map(ops.map((o) => [o.resource.name, o]))
+  const first = ops[0]
+  const limit = queryParam(first, 'limit')!
+  const maxBy = queryParam(first, 'groupBy')!.maxItems
+  const specs: ArgSpec[] = [
+    { name: 'orgId', in: 'path', required: true, kind: { type: 'string', max: 18 }, description: `The org's 15- or 18-character id; ${orgsTool} lists them.` },
+    { name: 'resource', in: 'path', required: true, kind: { type: 'string', max: 64 }, description: `What to count: ${ops.map((o) => o.resource.name).join(', ')}.` },
+    { name: 'by', in: 'query', required: true, kind: { type: 'names', max: maxBy }, description: `1 to ${maxBy} fields to group by: ${ops.map((o) => `${o.resource.name}: ${queryParam(o, 'groupBy')!.fields.join(', ')}`).join('; ')}.` },
+    { name: 'filter', in: 'query', kind: { type: 'string', max: queryParam(first, 'filter')?.maxLength ?? 4096 }, description: "RQL filter on the resource's filterable fields, as its list tool takes it." },
+    { name: 'limit', in: 'query', kind: { type: 'integer', min: limit.min, max: limit.max }, default: limit.default, description: `Groups to return, most records first, ${limit.min} to ${limit.max} (default ${limit.default}).` },
+  ]
+  const input = argsSchema(specs) as { properties: Record<string, JsonSchema> }
+  input.properties.resource = { ...input.properties.resource, enum: [...byName.keys()] }
+  const definition: Tool = {
+    name: COUNT_TOOL,
+    title: 'Count records by group',
+    description:
+      'How many records have each combination of values of the by fields, most first: totals and breakdowns without paging through records. ' +
+      'Returns {data: [{<by fields>, count}], meta: {total, groups, limit, hasMore}}: total is how many records the filter matches, groups how many groups there are.',
+    inputSchema: input as Tool['inputSchema'],
+    outputSchema: withErrorResult(OUTPUT) as Tool['outputSchema'],
+    annotations: readOnlyAnnotations('Count records by group'),
+  }
+  return [
+    {
+      definition,
+      scope: 'mcp:read',
+      check(args) {
+        const { params, query } = parseArgs(specs, args)
+        if (!byName.has(params.resource ?? '')) throw unknownResource(params.resource, byName)
+        void query
+      },
+      async run(args, ctx): Promise<CallToolResult> {
+        let parsed: ReturnType<typeof parseArgs> | undefined
+        let mistake: unknown
+        try {
+          parsed = parseArgs(specs, args)
+          if (!byName.has(parsed.params.resource ?? '')) throw unknownResource(parsed.params.resource, byName)
+        } catch (e) {
+          if (!isApiError(e)) throw e
+          mistake = e
+        }
+        // A mistake is reported by the pipeline, after the charge, as every tool's is (on the first count operation).
+        const op = (parsed && byName.get(parsed.params.resource!)) ?? first
+        const params = { orgId: parsed?.params.orgId }
+        const query = () => {
+          if (!parsed || mistake) throw mistake
+          return parsed.query
+        }
+        const out = await ctx.pipeline.execute(ctx.principal, { kind: 'read', resource: op.resource, op: 'count', params, query, lend: ctx.rawJson !== undefined }, 'mcp')
+        if (!out.ok) return errorResult(out.error, out.rate, op.resource)
+        if (out.kind !== 'read' || out.result.kind !== 'counts') throw new Error('a count answered with another kind of outcome')
+        const r = out.result
+        const path = fillPath(op, params)
+        const body = r.dataBytes && ctx.rawJson ? renderReadParts(r as typeof r & { dataBytes: Buffer }, path, '') : renderRead(r, path, '')
+        const more = r.hasMore ? ` ${r.groups - r.count} more groups: call again with a larger limit or a narrower filter.` : ''
+        return jsonResult(`${r.total} ${op.resource.name} in ${r.groups} groups; the ${r.count} largest in structuredContent.data.${more}`, body, ctx.rawJson, r.release)
+      },
+    },
+  ]
+}
+
+function unknownResource(name: string | undefined, byName: ReadonlyMap<string, CompiledOperation>): ApiError {
+  return new ApiError('invalid_parameter', `resource must be one of ${[...byName.keys()].join(', ')}; got "${String(name ?? '').slice(0, 64)}".`, { parameter: 'resource', allowed: [...byName.keys()] })
+}
