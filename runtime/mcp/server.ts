@@ -238,8 +238,9 @@ export function createMcpServer(d: McpServerDeps, modern = false): Server {
  * The one way a tool of the catalog is called, for a caller: the lookup (an unknown tool is a −32602 protocol error),
  * the scope check, the run (a failure is logged and answered as the error result `toApiError` classifies it as, never
  * thrown) and the metrics. The SDK's `tools/call` handler above, the endpoint's direct way for plain 2025-era calls (endpoint.ts) and
- * a tool calling another (`ToolContext.callTool`) all come here, so they answer alike. With a `log` (the caller asked
- * for log messages), the call ends with its line (runtime/mcp/logging.ts); without, nothing of logging runs.
+ * a tool calling another (`ToolContext.callTool`, straight to `runTool`) all come here, so they answer alike. With a
+ * `log` (the caller asked for log messages), the call ends with its line (runtime/mcp/logging.ts); without, nothing of
+ * logging runs.
  */
 export function dispatchTool(d: McpServerDeps, name: string, args: unknown, principal: Principal, rawJson: RawJson | undefined, log?: CallLog): Promise<CallToolResult> {
   return log ? loggedCall(d, name, args, principal, rawJson, log) : runTool(d, name, args, principal, rawJson)

@@ -180,4 +180,5 @@ t.test('2026-07-28: the level is the request\'s own (_meta)', async (t) => {
   await client.callTool({ name: 'list_org_fields', arguments: { orgId, limit: 2 }, _meta: { [LOG_LEVEL_META_KEY]: 'error' } })
   await settle()
   t.equal(got.length, 1, 'at error, an answer sends nothing')
+  await t.rejects(client.setLoggingLevel('info'), 'the revision has no logging/setLevel')
 })
