@@ -19,7 +19,7 @@ import { afterPoll, createHttpServer, type HttpServerOptions } from './http/serv
 import { buildReferenceRoutes } from './http/reference-page.ts'
 import { buildCatalog } from './mcp/server.ts'
 import { buildMcpRouter } from './mcp/endpoint.ts'
-import { McpSessions, SESSION_NOTICE } from './mcp/sessions.ts'
+import { McpSessions, SESSION_LEVEL_NOTICE, SESSION_NOTICE } from './mcp/sessions.ts'
 import { quotaFactory } from './quota/factory.ts'
 import { BurstGuard, sendBare429 } from './quota/burst-guard.ts'
 import type { QuotaService } from './quota/types.ts'
@@ -145,6 +145,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     const notified = (payload?: string) => {
       if (payload?.startsWith('key:')) a.forget(payload.slice(4))
       else if (payload?.startsWith(SESSION_NOTICE)) sessions?.forget(payload.slice(SESSION_NOTICE.length))
+      else if (payload?.startsWith(SESSION_LEVEL_NOTICE)) sessions?.levelChanged(payload.slice(SESSION_LEVEL_NOTICE.length))
       else {
         // Anything else, a (re)LISTEN included, may mean notices were lost: remembered sessions are asked again too.
         if (payload === undefined) sessions?.forget()

@@ -7,7 +7,9 @@
  *   to `initialize` carries `Mcp-Session-Id`, later requests must send it (400 without it, 404 when unknown,
  *   expired, ended or another account's). 2026-07-28 clients have no sessions.
  * - DELETE ends the caller's session (200; 404 when there is none).
- * - GET answers 405 with `Allow: POST, DELETE`: no server-sent-event stream is offered.
+ * - GET answers 405 with `Allow: POST, DELETE`: no server-sent-event stream is offered. A POST's answer is one JSON
+ *   body, or an event stream when a tool call of a session that asked for log messages sends some before its result
+ *   (runtime/mcp/logging.ts).
  * - A browser on an origin the Host/Origin policy accepts gets CORS answers, its preflight included
  *   (runtime/http/cors.ts); any other origin is 403.
  * No API-version header is sent on MCP responses: MCP reports deprecation in `server_info`, except on the
@@ -24,7 +26,7 @@ import type { ServiceContext } from '../service-context.ts'
 import { versionState } from '../versions/state.ts'
 import { readBody, RPC, sendRpcApiError, sendRpcError, sendWebResponse, toWebRequest } from './http-io.ts'
 import { refuseHostOrOrigin } from './origin.ts'
-import { authInfoOf, dispatchTool, createMcpServer, type McpCatalog, type McpServerDeps } from './server.ts'
+import { authInfoOf, dispatchTool, createMcpServer, type McpCatalog, type McpServerDeps, type RequestExtra } from './server.ts'
 import type { McpTool } from './resource-tools.ts'
 import { LegacyMux } from './legacy-mux.ts'
 import { RawJson, spliceRawJson } from './tool-results.ts'
@@ -32,8 +34,10 @@ import { releaseWhenWritten } from '../http/response-done.ts'
 import { bodyLength, endWithBody, type Body } from '../http/respond.ts'
 import { withRequestId } from '../http/response.ts'
 import { applyCors, exposeTo, MCP_CORS } from '../http/cors.ts'
-import { CREDENTIAL_BUSY, type McpSessions } from './sessions.ts'
+import { CREDENTIAL_BUSY, type LiveSession, type McpSessions } from './sessions.ts'
 import { isJsonObject } from '../json-object.ts'
+import { CallLog } from './logging.ts'
+import { StreamedAnswer } from './event-stream.ts'
 
 /** The unversioned `/mcp` was deprecated when `/v1/mcp` launched and removed on this date (00:00 UTC). */
 export const UNVERSIONED_SUNSET = '2026-06-25'
@@ -131,10 +135,10 @@ function writeAnswer(res: ServerResponse, body: Body, headers: Record<string, st
 export function buildMcpRouter(d: McpEndpointDeps) {
   const { ctx } = d
   const { config, clock, pipeline, log } = ctx
-  const serverDeps = { catalog: d.catalog, pipeline, clock, log, metrics: d.metrics }
+  const serverDeps: McpServerDeps = { catalog: d.catalog, pipeline, clock, log, metrics: d.metrics, setLogLevel: (p, sid, level) => d.sessions.setLogLevel(p, sid, level) }
   const policy = { bindHost: config.host, allowedHosts: config.mcp.allowedHosts, allowedOrigins: config.mcp.allowedOrigins }
   const modern = createMcpHandler(
-    () => createMcpServer(serverDeps),
+    () => createMcpServer(serverDeps, true),
     { legacy: 'reject', maxRequestBodySize: config.mcp.maxBodyBytes, onerror: (err) => log.warn({ msg: 'mcp: request rejected', err: err.message }) },
   )
 
@@ -244,28 +248,39 @@ export function buildMcpRouter(d: McpEndpointDeps) {
     const initializing = (body as { method?: unknown }).method === 'initialize' && Object.hasOwn(body, 'id')
     // The SDK's check parses the whole message with its schema (about 15 µs); only a message naming the method can pass it.
     const initialize = initializing && isInitializeRequest(body)
+    let session: LiveSession | undefined
+    let sessionId: string | undefined
     if (!initializing) {
       const version = req.headers['mcp-protocol-version']
       if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
         return sendRpcError(res, 400, RPC.invalidRequest, `Bad Request: unsupported protocol version ${version.slice(0, 32)} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}).`, { id, headers })
       }
-      const sid = req.headers['mcp-session-id']
-      if (typeof sid !== 'string') return sendRpcError(res, 400, RPC.invalidRequest, 'Bad Request: Mcp-Session-Id header is required; send initialize first.', { id, headers })
-      if (!(await d.sessions.check(principal, sid))) return sendRpcError(res, 404, RPC.sessionNotFound, 'Session not found: it ended or expired; initialize a new one.', { id, headers })
+      const header = req.headers['mcp-session-id']
+      if (typeof header !== 'string') return sendRpcError(res, 400, RPC.invalidRequest, 'Bad Request: Mcp-Session-Id header is required; send initialize first.', { id, headers })
+      sessionId = header
+      session = await d.sessions.check(principal, sessionId)
+      if (!session) return sendRpcError(res, 404, RPC.sessionNotFound, 'Session not found: it ended or expired; initialize a new one.', { id, headers })
     }
+    // A tool call of a session that set a log level may send log messages before its result: its answer then streams.
+    const level = session?.logLevel
+    const stream = level !== undefined && (body as { method?: unknown }).method === 'tools/call' ? new StreamedAnswer(res, headers) : undefined
+    const callLog = stream && new CallLog(level!, (params) => stream.notify({ jsonrpc: '2.0', method: 'notifications/message', params }))
     const rawJson = new RawJson()
     try {
       const direct = plain && directToolCall(plain, d.catalog.tools)
       let answer: JSONRPCMessage | undefined
       if (direct) {
         // The SDK's answer: {result, jsonrpc, id}, in that order.
-        answer = { result: await dispatchTool(serverDeps, direct.tool.definition.name, direct.args, principal, rawJson), jsonrpc: '2.0', id: id as string | number } as JSONRPCMessage
+        answer = { result: await dispatchTool(serverDeps, direct.tool.definition.name, direct.args, principal, rawJson, callLog), jsonrpc: '2.0', id: id as string | number } as JSONRPCMessage
       } else {
         await connected
         const auth = authInfoOf(principal)
-        auth.extra = { ...auth.extra, rawJson }
+        const extra: RequestExtra = { ...auth.extra, rawJson, sessionId }
+        if (callLog) extra.callLog = callLog
+        auth.extra = extra as Record<string, unknown>
         answer = await mux.dispatch(body as JSONRPCMessage, auth)
       }
+      if (stream?.started) return stream.end(answer ? spliceRawJson(answer, rawJson) : '')
       if (!answer) {
         res.writeHead(202, { 'Content-Length': '0', ...headers })
         return void res.end()
@@ -285,6 +300,12 @@ export function buildMcpRouter(d: McpEndpointDeps) {
         extra['Mcp-Session-Id'] = sid
       }
       writeAnswer(res, spliceRawJson(answer, rawJson), extra)
+    } catch (e) {
+      // Once streaming, no status can be sent: the stream ends with the error the endpoint's last catch would answer.
+      if (!stream?.started) throw e
+      const err = toApiError(e)
+      log.error({ msg: 'mcp: request failed', err: err.cause ?? e })
+      stream.end(JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code: RPC.internalError, message: 'Internal error.', data: { status: err.status, code: err.code } } }))
     } finally {
       // Records lent by the response cache are given back once the socket has taken them (at once if unwritten).
       if (rawJson.lends) releaseWhenWritten(res, () => rawJson.releaseAll())

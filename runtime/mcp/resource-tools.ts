@@ -3,7 +3,7 @@
  * declaration, runtime/define.ts) taking the same parameters as its REST route, run by the same pipeline and
  * answering the same envelope and records. Nothing here names a resource.
  */
-import type { CallToolResult, Tool } from '@modelcontextprotocol/server'
+import type { CallToolResult, LoggingLevel, Tool } from '@modelcontextprotocol/server'
 import { isApiError } from '../errors.ts'
 import { planGet, planList } from '../plan.ts'
 import { allOperations, fillPath, queryParam, type CompiledOperation } from '../operations.ts'
@@ -28,6 +28,11 @@ export interface ToolContext {
    * payload as the JSON it already has, text or the response cache's lent bytes, instead of parsing it into objects.
    */
   rawJson?: RawJson
+  /**
+   * Present when the caller asked for log messages (runtime/mcp/logging.ts): sends one, if at or above the caller's
+   * level, during the call. Only what the caller may see: never a cause, SQL or a secret.
+   */
+  log?(level: LoggingLevel, data: unknown): void
 }
 
 export type McpScope = 'mcp:read' | 'mcp:write'

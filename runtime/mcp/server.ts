@@ -8,8 +8,9 @@
  * - A tool the caller's scopes do not cover answers `access_denied` naming the scope; scopes are read from the
  *   principal of every request, so a change applies to the next call, also inside an existing session.
  * - An unknown tool, prompt or resource is a protocol error (invalid params).
+ * - `logging`: a tool call's log messages (runtime/mcp/logging.ts) go to the caller at the level it asked for.
  */
-import { ProtocolError, ProtocolErrorCode, Server, type AuthInfo, type CallToolResult, type JSONRPCRequest, type Result, type ServerContext } from '@modelcontextprotocol/server'
+import { LOG_LEVEL_META_KEY, ProtocolError, ProtocolErrorCode, Server, type AuthInfo, type CallToolResult, type JSONRPCRequest, type LoggingLevel, type Result, type ServerContext } from '@modelcontextprotocol/server'
 import type { Metrics } from '../metrics.ts'
 import type { Clock } from '../config.ts'
 import type { VersionSource } from '../versions/state.ts'
@@ -26,6 +27,7 @@ import { countTool } from './count-tool.ts'
 import { quotaTool, serverInfoTool } from './service-tools.ts'
 import { errorResult, type RawJson } from './tool-results.ts'
 import { asInvalidParams } from './invalid-params.ts'
+import { CallLog, callLine, isLoggingLevel, type CallNote } from './logging.ts'
 
 const VALUES_TEMPLATE_ENTRY = {
   uriTemplate: VALUES_TEMPLATE,
@@ -87,11 +89,26 @@ export interface McpServerDeps {
   log: Logger
   /** Counts tool calls by tool and error code (runtime/metrics.ts); optional. */
   metrics?: Pick<Metrics, 'toolCall'>
+  /** Keeps a 2025-era session's log level (runtime/mcp/sessions.ts); false when the session is gone. */
+  setLogLevel?: (principal: Principal, sessionId: string, level: LoggingLevel) => Promise<boolean>
 }
+
+/**
+ * What the endpoint passes a 2025-era request with, beside the caller (`authInfo.extra`): the answer's raw JSON, the
+ * session and, for a tool call of a session that set a log level, the call's log.
+ */
+export interface RequestExtra {
+  principal?: Principal
+  rawJson?: RawJson
+  sessionId?: string
+  callLog?: CallLog
+}
+
+const extraOf = (ctx: { http?: { authInfo?: AuthInfo } }) => ctx.http?.authInfo?.extra as RequestExtra | undefined
 
 /** The caller of a request: the endpoint authenticated it and passed it as auth info (see endpoint.ts). */
 function principalOf(ctx: { http?: { authInfo?: AuthInfo } }): Principal {
-  const p = (ctx.http?.authInfo?.extra as { principal?: Principal } | undefined)?.principal
+  const p = extraOf(ctx)?.principal
   if (!p) throw new ProtocolError(ProtocolErrorCode.InternalError, 'The request reached the MCP server unauthenticated.')
   return p
 }
@@ -117,13 +134,25 @@ class McpProtocolServer extends Server {
 }
 
 /**
- * An MCP server. Its handlers take the caller from each request (`ctx.http.authInfo`), so one server can serve
- * every caller: the endpoint keeps one for 2025-era requests, the SDK builds one per 2026-era request.
+ * The log of a 2026-07-28 tool call: the level is the request's own (`_meta`), none without it. Its messages are
+ * notifications related to the request, which the SDK's handler answers as an event stream.
  */
-export function createMcpServer(d: McpServerDeps): Server {
+function requestLog(ctx: ServerContext): CallLog | undefined {
+  // The SDK checked the envelope's level; its declared type names no keys.
+  const level = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY]
+  if (!isLoggingLevel(level)) return undefined
+  return new CallLog(level, (params) => void ctx.mcpReq.notify({ method: 'notifications/message', params }).catch(() => undefined))
+}
+
+/**
+ * An MCP server. Its handlers take the caller from each request (`ctx.http.authInfo`), so one server can serve
+ * every caller: the endpoint keeps one for 2025-era requests, the SDK builds one per 2026-era request (`modern`: a
+ * tool call's log level is then the request's own).
+ */
+export function createMcpServer(d: McpServerDeps, modern = false): Server {
   const { catalog } = d
   const server = new McpProtocolServer(SERVER_INFO, {
-    capabilities: { tools: { listChanged: false }, prompts: { listChanged: false }, resources: { listChanged: false }, completions: {} },
+    capabilities: { tools: { listChanged: false }, prompts: { listChanged: false }, resources: { listChanged: false }, completions: {}, logging: {} },
     instructions: INSTRUCTIONS,
   })
   const definitions = [...catalog.tools.values()].map((t) => t.definition)
@@ -135,7 +164,19 @@ export function createMcpServer(d: McpServerDeps): Server {
     noCursor('tools/list', req.params)
     return { tools: definitions }
   })
-  server.setRequestHandler('tools/call', (req, ctx) => dispatchTool(d, req.params.name, req.params.arguments, principalOf(ctx), (ctx.http?.authInfo?.extra as { rawJson?: RawJson } | undefined)?.rawJson))
+  server.setRequestHandler('tools/call', (req, ctx) => {
+    const extra = extraOf(ctx)
+    return dispatchTool(d, req.params.name, req.params.arguments, principalOf(ctx), extra?.rawJson, modern ? requestLog(ctx) : extra?.callLog)
+  })
+  // Replaces the SDK's own handler, which keeps one level per process for all sessions of a shared server. The
+  // 2026-07-28 revision has no such method (a request carries its level), so only 2025-era sessions reach this.
+  server.setRequestHandler('logging/setLevel', async (req, ctx) => {
+    const principal = principalOf(ctx)
+    const sessionId = extraOf(ctx)?.sessionId
+    // A session ended since the endpoint checked it keeps no level; its next request is told it is gone.
+    if (sessionId !== undefined && d.setLogLevel) await d.setLogLevel(principal, sessionId, req.params.level)
+    return {}
+  })
 
   server.setRequestHandler('prompts/list', async (req) => {
     noCursor('prompts/list', req.params)
@@ -198,9 +239,25 @@ export function createMcpServer(d: McpServerDeps): Server {
  * The one way a tool of the catalog is called, for a caller: the lookup (an unknown tool is a −32602 protocol error),
  * the scope check, the run (a failure is logged and answered as the error result `toApiError` classifies it as, never
  * thrown) and the metrics. The SDK's `tools/call` handler above, the endpoint's direct way for plain 2025-era calls (endpoint.ts) and
- * a tool calling another (`ToolContext.callTool`) all come here, so they answer alike.
+ * a tool calling another (`ToolContext.callTool`, straight to `runTool`) all come here, so they answer alike. With a
+ * `log` (the caller asked for log messages), the call ends with its line (runtime/mcp/logging.ts); without, nothing of
+ * logging runs.
  */
-export async function dispatchTool(d: McpServerDeps, name: string, args: unknown, principal: Principal, rawJson: RawJson | undefined): Promise<CallToolResult> {
+export function dispatchTool(d: McpServerDeps, name: string, args: unknown, principal: Principal, rawJson: RawJson | undefined, log?: CallLog): Promise<CallToolResult> {
+  return log ? loggedCall(d, name, args, principal, rawJson, log) : runTool(d, name, args, principal, rawJson)
+}
+
+async function loggedCall(d: McpServerDeps, name: string, args: unknown, principal: Principal, rawJson: RawJson | undefined, log: CallLog): Promise<CallToolResult> {
+  const started = performance.now()
+  const note: CallNote = {}
+  const result = await runTool(d, name, args, principal, rawJson, log, note)
+  const line = callLine(name, result, note, performance.now() - started)
+  log.log(line.level, line.data)
+  return result
+}
+
+/** `log` and `note`: a logged call's, shared by the tools it calls (one line for the call, with what they read). */
+async function runTool(d: McpServerDeps, name: string, args: unknown, principal: Principal, rawJson: RawJson | undefined, log?: CallLog, note?: CallNote): Promise<CallToolResult> {
   const tool = d.catalog.tools.get(name)
   if (!tool) throw invalid(`Unknown tool: ${name}`)
   const need: McpScope = tool.scope
@@ -209,7 +266,7 @@ export async function dispatchTool(d: McpServerDeps, name: string, args: unknown
   }
   let result: CallToolResult
   try {
-    result = await tool.run(args, toolContext(d, principal, rawJson))
+    result = await tool.run(args, toolContext(d, principal, rawJson, log, note))
   } catch (e) {
     // An unreachable database is a retryable server_error like any fault, but says so; a fault says nothing more.
     const err = toApiError(e)
@@ -220,8 +277,27 @@ export async function dispatchTool(d: McpServerDeps, name: string, args: unknown
   return result
 }
 
-function toolContext(d: McpServerDeps, principal: Principal, rawJson: RawJson | undefined): ToolContext {
-  return { principal, rawJson, pipeline: d.pipeline, callTool: (name, args) => dispatchTool(d, name, args, principal, rawJson) }
+function toolContext(d: McpServerDeps, principal: Principal, rawJson: RawJson | undefined, log?: CallLog, note?: CallNote): ToolContext {
+  if (!log || !note) return { principal, rawJson, pipeline: d.pipeline, callTool: (name, args) => runTool(d, name, args, principal, rawJson) }
+  return {
+    principal,
+    rawJson,
+    pipeline: noting(d.pipeline, note),
+    callTool: (name, args) => runTool(d, name, args, principal, rawJson, log, note),
+    log: (level, data) => log.log(level, data),
+  }
+}
+
+/** The pipeline, noting what its reads answered (records, the quota window charged) for the call's log line. */
+function noting(p: Pipeline, note: CallNote): Pipeline {
+  const noted: Pipeline = Object.create(p) as Pipeline
+  noted.execute = async (principal, operation, surface) => {
+    const out = await p.execute(principal, operation, surface)
+    if (out.ok && out.kind === 'read') note.records = out.result.kind === 'list' ? out.result.count : 1
+    if (out.rate?.window) note.rate = out.rate
+    return out
+  }
+  return noted
 }
 
 /** The ids of the orgs the principal sees (a free read: completing an argument costs no quota). */

@@ -20,10 +20,14 @@
  *   deletion's notice arrives (PostgreSQL's LISTEN; within `confirmMs` if the notice is lost). At most
  *   `MAX_CONFIRMED` sessions are remembered (the oldest confirmations are forgotten first), so opening many sessions
  *   costs memory only up to that bound.
+ * - The log level a session asked for (`logging/setLevel`, runtime/mcp/logging.ts) is kept with it, so every process
+ *   logs alike; the session check reads it with the session, at no extra cost. A change is announced to the other
+ *   processes, which then ask the database again at the session's next request.
  * Times come from the injected clock, so expiry is testable.
  */
 import { hash as digest, randomBytes } from 'node:crypto'
 import type postgres from 'postgres'
+import type { LoggingLevel } from '@modelcontextprotocol/server'
 import type { Principal } from '../auth/principal.ts'
 import type { Clock } from '../config.ts'
 import type { Logger } from '../log.ts'
@@ -33,6 +37,8 @@ import { ApiError } from '../errors.ts'
 
 /** Payload prefix of an ended session's notice on the hot-reads channel, followed by the Base64 SHA-256 of its id. */
 export const SESSION_NOTICE = 'session:'
+/** Payload prefix of the notice of a session whose log level changed, followed by the Base64 SHA-256 of its id. */
+export const SESSION_LEVEL_NOTICE = 'session-level:'
 
 export interface SessionOptions {
   idleMs: number
@@ -50,11 +56,21 @@ export interface SessionOptions {
 /** Sessions whose confirmation a process remembers at most. */
 export const MAX_CONFIRMED = 10_000
 
-interface Confirmed {
+/** A live session, as its check found it. */
+export interface LiveSession {
+  /** The level it asked for with `logging/setLevel`; undefined when it never did (then it gets no log messages). */
+  readonly logLevel?: LoggingLevel
+}
+
+interface Confirmed extends LiveSession {
   accountId: string
   userId: string | null
   at: number
+  logLevel?: LoggingLevel
 }
+
+/** The check's answer for a session that set no level: shared, so a check allocates nothing for it. */
+const NO_LEVEL: LiveSession = Object.freeze({})
 
 export interface SessionInfo {
   protocolVersion: string
@@ -200,31 +216,61 @@ export class McpSessions {
     return 2 * this.touchMs
   }
 
-  /** Whether `id` is a live session of the principal's account and user; keeps it alive. */
-  async check(p: Principal, id: string): Promise<boolean> {
-    if (!SESSION_ID.test(id)) return false
+  /** The live session `id` of the principal's account and user, or undefined; keeps it alive. */
+  async check(p: Principal, id: string): Promise<LiveSession | undefined> {
+    if (!SESSION_ID.test(id)) return undefined
     const now = this.clock()
     const key = hashKey(id)
     const c = this.confirmed.get(key)
-    if (c && now - c.at < this.confirmMs && c.accountId === p.accountId && c.userId === p.userId) return true
+    if (c && now - c.at < this.confirmMs && c.accountId === p.accountId && c.userId === p.userId) return c
     const h = Buffer.from(key, 'base64')
-    const rows = await this.sql<{ live: boolean }[]>`
+    const rows = await this.sql<{ log_level: LoggingLevel | null }[]>`
       WITH s AS (
-        SELECT id_hash, last_seen_at FROM mcp_sessions
+        SELECT id_hash, last_seen_at, log_level FROM mcp_sessions
         WHERE id_hash = ${h} AND account_id = ${p.accountId}::bigint AND user_id IS NOT DISTINCT FROM ${p.userId}::bigint
           AND last_seen_at > ${iso(now - this.o.idleMs)}::timestamptz
       ), touched AS (
         UPDATE mcp_sessions m SET last_seen_at = ${iso(now)}::timestamptz FROM s
         WHERE m.id_hash = s.id_hash AND s.last_seen_at < ${iso(now - this.touchMs)}::timestamptz
       )
-      SELECT true AS live FROM s`
+      SELECT log_level FROM s`
     this.confirmed.delete(key)
-    if (rows.length !== 1) return false
+    if (rows.length !== 1) return undefined
+    const logLevel = rows[0].log_level ?? undefined
     if (this.confirmMs > 0 && !this.ended.has(key)) {
       if (this.confirmed.size >= MAX_CONFIRMED) this.confirmed.delete(this.confirmed.keys().next().value!)
-      this.confirmed.set(key, { accountId: p.accountId, userId: p.userId, at: now })
+      const entry: Confirmed = { accountId: p.accountId, userId: p.userId, at: now, logLevel }
+      this.confirmed.set(key, entry)
+      return entry
     }
+    return logLevel === undefined ? NO_LEVEL : { logLevel }
+  }
+
+  /**
+   * Keeps `level` as the log level of the principal's live session `id`; false when there is no such session. This
+   * process uses it from the next request on, the others once the change's notice arrives (within `confirmMs` if it
+   * is lost).
+   */
+  async setLogLevel(p: Principal, id: string, level: LoggingLevel): Promise<boolean> {
+    if (!SESSION_ID.test(id)) return false
+    const key = hashKey(id)
+    const rows = await this.sql`
+      WITH u AS (
+        UPDATE mcp_sessions SET log_level = ${level}
+        WHERE id_hash = ${Buffer.from(key, 'base64')} AND account_id = ${p.accountId}::bigint
+          AND user_id IS NOT DISTINCT FROM ${p.userId}::bigint AND last_seen_at > ${iso(this.clock() - this.o.idleMs)}::timestamptz
+        RETURNING 1
+      )
+      SELECT pg_notify(${CACHE_CHANNEL}, ${SESSION_LEVEL_NOTICE + key}) FROM u`
+    if (rows.length !== 1) return false
+    const c = this.confirmed.get(key)
+    if (c) c.logLevel = level
     return true
+  }
+
+  /** Forgets the confirmation of a session whose log level changed in another process (its notice). */
+  levelChanged(key: string): void {
+    this.confirmed.delete(key)
   }
 
   /** Ends the principal's session `id`; false when there was no such live session. */

