@@ -70,5 +70,5 @@ t.test('OpenAPI, references and client types', async (t) => {
   t.match(files.get('docs/reference/mcp.md'), /### `list_org_sharing_rules` — List sharing rules/)
   t.match(files.get('client/generated.ts'), /export interface SharingRule \{[^}]*accessLevel: "read" \| "edit"/)
   t.match(files.get('client/generated.ts'), /listOrgSharingRules\(params: \{ orgId: string;[^)]*\): Promise<Page<SharingRule>>/, 'a client method for the list')
-  t.match(files.get('client/generated.ts'), /getOrgSharingRule\(params: \{ orgId: string; sharingRuleId: number \| string \}\): Promise<SharingRule>/, 'and one for the record')
+  t.match(files.get('client/generated.ts'), /getOrgSharingRule\(params: \{ orgId: string; sharingRuleId: number \| string[^}]*\}\): Promise<SharingRule>/, 'and one for the record')
 })
