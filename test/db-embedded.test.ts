@@ -21,7 +21,7 @@ embeddedRunOnly(t, 'The embedded database')
 const CONNECT_URL = new URL('../runtime/db/connect.ts', import.meta.url).href
 const REPO = fileURLToPath(new URL('..', import.meta.url))
 
-const LOCK_MESSAGE = /^The embedded database in .+ is (already )?in use by (another|this) orgscan process \(pid \d+\)\. .+ or set DATABASE_URL to use a PostgreSQL server\.$/
+const LOCK_MESSAGE = /^The embedded database in .+ is (already )?in use by (another|this) orgscan process \(pid \d+, lock file \/.+\/orgscan\.lock\)\. .+ or set DATABASE_URL to use a PostgreSQL server\.$/
 
 /**
  * A new folder of its own. `initialized`: a copy of the run's empty template (an existing PostgreSQL data folder,
@@ -79,7 +79,7 @@ function waitForLine(cp: ChildProcess, line: string, timeoutMs = 60_000): Promis
   })
 }
 
-const readLockPid = (dir: string) => Number(fs.readFileSync(path.join(dir, LOCK_FILE_NAME), 'utf8').trim())
+const readLockPid = (dir: string) => Number(fs.readFileSync(path.join(dir, LOCK_FILE_NAME), 'utf8').split('\n')[0])
 
 t.test('folder: data survives close and reopen; lock and socket are cleaned up', async (t) => {
   const dir = freshDir()
@@ -127,7 +127,7 @@ t.test('folder: the lock', async (t) => {
     t.ok(err instanceof Error)
     t.match((err as Error).message, LOCK_MESSAGE)
     t.match((err as Error).message, `in ${dir} `)
-    t.match((err as Error).message, `(pid ${process.pid})`)
+    t.match((err as Error).message, `(pid ${process.pid}, lock file ${path.join(dir, LOCK_FILE_NAME)})`)
     t.notOk((err as Error).message.includes('\n'), 'one line')
     // the first one is unaffected
     t.same(await db.sql`SELECT count(*)::int AS n FROM marks`, [{ n: 0 }])
@@ -142,7 +142,7 @@ t.test('folder: the lock', async (t) => {
     t.equal(code, 3, io.out() + io.err())
     t.equal(io.out(), '')
     t.match(io.err().trim(), LOCK_MESSAGE)
-    t.match(io.err(), `is in use by another orgscan process (pid ${process.pid})`)
+    t.match(io.err(), `is in use by another orgscan process (pid ${process.pid}, lock file ${path.join(dir, LOCK_FILE_NAME)})`)
     t.equal(readLockPid(dir), process.pid, 'our lock is untouched')
   })
 
@@ -186,7 +186,7 @@ t.test('folder: the lock', async (t) => {
       (e: Error) => e,
     )
     t.match((err as Error).message, LOCK_MESSAGE)
-    t.match((err as Error).message, `is in use by another orgscan process (pid ${cp.pid})`)
+    t.match((err as Error).message, `is in use by another orgscan process (pid ${cp.pid}, lock file ${path.join(dir, LOCK_FILE_NAME)})`)
 
     cp.kill('SIGKILL')
     t.equal(await io.exit, null, 'killed by signal')

@@ -5,7 +5,7 @@
  * In responses (docs/decisions.md "Database errors in responses"): a value PostgreSQL rejects while
  * processing a client's input is a 400 with a safe classification hint (the SQLSTATE, never SQL text); a
  * statement cancelled by `statement_timeout` is a 400 too (the request's own cost: charged, not refunded);
- * an unreachable database is a 503; everything else is a 500.
+ * an unreachable database, or one whose disk is full, is a 503; everything else is a 500.
  */
 import { ApiError } from '../errors.ts'
 
@@ -39,6 +39,8 @@ const TOO_MANY_CONNECTIONS = '53300'
 const RETRYABLE_TRANSACTION = new Set(['40P01', '40001'])
 /** query_canceled: raised by `statement_timeout` (and by a cancel request). */
 const QUERY_CANCELED = '57014'
+/** disk_full, and the OS's own codes of a full disk or quota: nothing can be written until space is freed. */
+const DISK_FULL = new Set(['53100', 'ENOSPC', 'EDQUOT'])
 
 /** The SQLSTATE or driver/socket code of an error; '' when it has none. */
 export function errorCode(e: unknown): string {
@@ -69,6 +71,11 @@ export function isStatementTimeout(e: unknown): boolean {
   return errorCode(e) === QUERY_CANCELED
 }
 
+/** The database could not write for want of disk space. */
+export function isDiskFull(e: unknown): boolean {
+  return DISK_FULL.has(errorCode(e))
+}
+
 /** Maps a failure of a request's query to the error its response shows. */
 export function classifyDbError(e: unknown, hasFilter: boolean): ApiError {
   if (e instanceof ApiError) return e
@@ -82,6 +89,12 @@ export function classifyDbError(e: unknown, hasFilter: boolean): ApiError {
   }
   if (isConnectionFailure(e) || isNotSent(e) || code === TOO_MANY_CONNECTIONS) {
     return new ApiError('service_unavailable', 'The database is temporarily unavailable; retry shortly.')
+  }
+  if (isDiskFull(e)) {
+    // The cause goes to the log (once: runtime/db/disk-space.ts), never into the answer.
+    const full = new ApiError('service_unavailable', 'The database is temporarily unavailable; retry shortly.')
+    full.cause = e
+    return full
   }
   // The cause stays on the error (never in the answer) so that whoever handles it logs what failed.
   const fault = new ApiError('internal_error', 'The server failed to process the request.')

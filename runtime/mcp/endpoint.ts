@@ -325,7 +325,8 @@ export function buildMcpRouter(d: McpEndpointDeps) {
       // A refusal with a status of its own (the database busy or down: 503) keeps it; anything else is a 500.
       const err = classifyDbError(e, false)
       if (err.status !== 500) {
-        log.warn({ msg: `mcp: request answered ${err.status}`, code: err.code, err: err.message })
+        // The cause, when there is one (a full disk), lets the log say it once rather than per request (disk-space.ts).
+        log.warn({ msg: `mcp: request answered ${err.status}`, code: err.code, err: err.cause ?? err.message })
         const retry: Record<string, string> = err.status === 503 ? { 'Retry-After': String(err.extras.retryAfterSeconds ?? 1) } : {}
         return sendRpcError(res, err.status, RPC.serverError, err.message, { id: seen.id, headers: { ...headers, ...retry }, data: { status: err.status, code: err.code } })
       }

@@ -79,7 +79,7 @@ t.test('while a server holds the embedded database, accounts, keys and import go
   t.equal(bad.stderr, 'orgscan: No account with id 999999.\n', 'errors from the server read like local ones')
   const seed = await run(['seed', '--scale', '0.01'], at)
   t.equal(seed.code, 1)
-  t.match(seed.stderr, /^orgscan: The embedded database in .* is in use by another orgscan process \(pid \d+\)/, 'seed needs the server stopped')
+  t.match(seed.stderr, /^orgscan: The embedded database in .* is in use by another orgscan process \(pid \d+, lock file .*\/orgscan\.lock\)/, 'seed needs the server stopped')
 })
 
 t.test('serve seeds an empty embedded database and prints the same working demo key on every start', { skip: tdb.databaseUrl ? 'embedded database only' : false }, async (t) => {
