@@ -6,7 +6,7 @@
 import { stderrAccessSink } from '../../runtime/http/access-sink.ts'
 import type postgres from 'postgres'
 import { seedDemoIn } from '../../demo/seed.ts'
-import { DEMO_USER } from '../../demo/orgs.ts'
+import { DEMO_ACCOUNTS, DEMO_USER } from '../../demo/orgs.ts'
 import type { Config } from '../../runtime/config.ts'
 import type { ServiceOptions } from '../../runtime/service.ts'
 import { createAccount, createKey } from '../../runtime/admin.ts'
@@ -84,6 +84,20 @@ async function reclaimInterruptedSeed(sql: postgres.Sql): Promise<void> {
 
 /** Below this, the tables of an empty database hold nothing worth a vacuum (a fresh database's settings and versions). */
 const LEFTOVER_BYTES = 1024 * 1024
+
+/**
+ * A folder left by a first start of an earlier orgscan, interrupted in the middle of its seed (which was not one
+ * transaction then): the demo accounts and some of their orgs, but no API key at all. Nothing seeds it again (it has
+ * accounts), so the start says how to start over.
+ */
+export async function warnIncompleteDemo(config: Config, sql: postgres.Sql, facts: DemoFacts): Promise<void> {
+  if (!config.seedDemo || facts.demo || config.databaseUrl) return
+  const [row] = await sql<{ demo: boolean }[]>`SELECT
+    (SELECT array_agg(name ORDER BY name) FROM accounts) = ${Object.values(DEMO_ACCOUNTS).map((a) => a.name).sort()}::text[]
+    AND NOT EXISTS (SELECT 1 FROM api_keys) AS demo`
+  if (!row?.demo) return
+  say(`This data folder (${config.dataDir}) holds part of the demo data of a first start that was interrupted, and no demo key. To start over with the complete demo, stop orgscan, delete the folder (rm -rf ${config.dataDir}) and start again.`)
+}
 
 /** The demo key, sign-in and first org the banner shows, when the demo data is there. */
 export interface DemoFacts {

@@ -12,7 +12,9 @@ import { cliHarness } from '../helpers/cli.ts'
 import { spawnServer } from '../helpers/server-process.ts'
 import { mcpClient } from '../helpers/mcp.ts'
 import { TEST_NODE_FLAGS } from '../helpers/node-flags.ts'
-import { DEMO_ORG_DEFS, demoBundle } from '../../demo/seed.ts'
+import { DEMO_ACCOUNTS, DEMO_ORG_DEFS, demoBundle } from '../../demo/seed.ts'
+import { openDatabase } from '../../runtime/db/connect.ts'
+import { createAccount } from '../../runtime/admin.ts'
 import { ndjsonLines } from '../../runtime/bundle/wire.ts'
 
 const { tdb, env, migratedFolder, run } = await cliHarness(t)
@@ -156,4 +158,18 @@ t.test('a server killed in the middle of an import: the import says it was not s
   t.notOk(JSON.parse(again.stdout).alreadyImported, 'imported now')
   const once = await run(['import', '--account', accountId, file, '--json'], at)
   t.equal(JSON.parse(once.stdout).alreadyImported, true, 'and only once')
+})
+
+t.test('a folder left half-seeded by an earlier version is served with a warning that says how to start over', { skip: tdb.databaseUrl ? 'embedded database only' : false }, async (t) => {
+  const dir = migratedFolder()
+  // What a first start of an earlier orgscan left when stopped in its seed: the demo accounts, no key.
+  const db = await openDatabase({ dataDir: dir })
+  for (const a of Object.values(DEMO_ACCOUNTS)) await createAccount(db.sql, a)
+  await db.close()
+  const server = await spawnServer({ ...env, ORGSCAN_DATA_DIR: dir, ORGSCAN_SEED_SCALE: '0.01', ORGSCAN_PEPPER: undefined })
+  t.teardown(() => server.stop(0))
+  t.equal(server.info.demoKey, null)
+  // Written on stderr before the banner on stdout: two pipes, read in either order.
+  for (let i = 0; i < 200 && !server.stderr().includes('This data folder'); i++) await new Promise((r) => setTimeout(r, 10))
+  t.match(server.stderr(), `This data folder (${dir}) holds part of the demo data of a first start that was interrupted, and no demo key. To start over with the complete demo, stop orgscan, delete the folder (rm -rf ${dir}) and start again.`)
 })
