@@ -98,6 +98,7 @@ t.test('a first start killed anywhere leaves a folder the next start serves comp
   await until(s, 'the banner', () => s.stdout().includes('\n'), true)
   const info = JSON.parse(s.stdout()) as { url: string; demoKey: { keyId: string; secret: string } | null; demoSignIn: { email: string } | null }
   t.match(s.stderr(), /First start: seeding demo data/, 'the start after the kills seeds the demo')
+  t.match(s.stderr(), /an earlier first start was interrupted: reclaiming the \d+ MB its rolled-back seed left/, 'after vacuuming what the killed one left')
   t.ok(info.demoKey, 'a demo key is printed')
   t.ok(info.demoSignIn, 'the demo user can sign in')
   const auth = 'Basic ' + Buffer.from(`${info.demoKey!.keyId}:${info.demoKey!.secret}`).toString('base64')
