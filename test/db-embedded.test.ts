@@ -234,7 +234,7 @@ t.test('folder: the lock', async (t) => {
   })
 })
 
-t.test('folder: private whatever the umask; a folder with looser modes is made private on open, once, saying so', async (t) => {
+t.test('folder: durable, and private whatever the umask; a folder with looser modes is made private on open, once, saying so', async (t) => {
   const dir = freshDir({ initialized: true })
   const loose = [path.join(dir, 'PG_VERSION'), path.join(dir, 'global'), path.join(dir, 'pepper')]
   fs.writeFileSync(loose[2], 'x\n')
@@ -249,6 +249,8 @@ t.test('folder: private whatever the umask; a folder with looser modes is made p
     await db.sql`CREATE TABLE after_umask (i int)` // new relation files, under umask 000
     await db.sql`INSERT INTO after_umask VALUES (1)`
     await db.sql`CHECKPOINT`
+    const [settings] = await db.sql`SELECT current_setting('fsync') AS fsync, current_setting('wal_sync_method') AS method`
+    t.same({ ...settings }, { fsync: 'on', method: 'fsync' }, 'durable: fsync on, and the WAL synced with fsync() (fdatasync() is a no-op in PGlite)')
   } finally {
     process.umask(previous)
   }
