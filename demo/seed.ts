@@ -31,7 +31,7 @@ export interface SeedResult {
 }
 
 /** Creates the org row of an org that was connected but never scanned (no scan row at all). */
-async function insertUnscannedOrg(sql: postgres.Sql, def: DemoOrgDef, accountId: string): Promise<void> {
+async function insertUnscannedOrg(sql: postgres.TransactionSql, def: DemoOrgDef, accountId: string): Promise<void> {
   const o = orgInfo(def)
   const row = {
     salesforce_id: o.salesforceId, account_id: accountId, name: o.name, edition: o.edition, instance_url: o.instanceUrl,
@@ -43,8 +43,16 @@ async function insertUnscannedOrg(sql: postgres.Sql, def: DemoOrgDef, accountId:
 
 const fmt = (n: number) => n.toLocaleString('en-US')
 
-/** Fills an empty database with the demo tenancy and scans. */
+/**
+ * Fills an empty database with the demo tenancy and scans, in one transaction: a seed that is interrupted (a killed
+ * process, a full disk) leaves the database as empty as it found it, never a part of the demo.
+ */
 export async function seedDemo(sql: postgres.Sql, resources: readonly CompiledResource[], opts: SeedOptions = {}): Promise<SeedResult> {
+  return sql.begin((tx) => seedDemoIn(tx, resources, opts))
+}
+
+/** `seedDemo` inside the caller's transaction, for a caller that writes more in it (the first start's demo key). */
+export async function seedDemoIn(sql: postgres.TransactionSql, resources: readonly CompiledResource[], opts: SeedOptions = {}): Promise<SeedResult> {
   const scale = opts.scale ?? 1
   if (!(scale > 0) || !Number.isFinite(scale)) throw new RangeError(`seed scale must be a positive number, got ${scale}`)
   const now = opts.now ?? DEFAULT_NOW

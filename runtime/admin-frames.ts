@@ -43,6 +43,17 @@ export class FrameReader {
   }
 }
 
+/**
+ * The server was reached, then the admin socket closed before its reply: the server stopped (or crashed) in the middle
+ * of the operation, or hung up. Not for a server that could not be reached at all.
+ */
+export class AdminSocketLost extends Error {
+  constructor() {
+    super('The server closed the admin socket without an answer.')
+    this.name = 'AdminSocketLost'
+  }
+}
+
 export interface AdminReply {
   ok: boolean
   result?: unknown
@@ -65,8 +76,12 @@ export function callAdminSocketFramed(
     const reader = new FrameReader()
     let reply: AdminReply | undefined
     let failed: Error | undefined
+    let connected = false
     let chain = Promise.resolve()
-    socket.on('connect', () => socket.write(JSON.stringify({ op, args, frames: true }) + '\n'))
+    socket.on('connect', () => {
+      connected = true
+      socket.write(JSON.stringify({ op, args, frames: true }) + '\n')
+    })
     socket.on('data', (chunk: Buffer) => {
       for (const f of reader.push(chunk)) {
         if (f.kind === 'D' && handlers.onData) {
@@ -105,11 +120,13 @@ export function callAdminSocketFramed(
       void chain.then(() => {
         if (failed) reject(failed)
         else if (reply) resolve(reply)
-        else reject(new Error('The server closed the admin socket without an answer.'))
+        else reject(connected ? new AdminSocketLost() : (refused ?? new Error('The server closed the admin socket without an answer.')))
       })
     })
+    let refused: Error | undefined
     socket.on('error', (e) => {
-      failed ??= e
+      // Before the connection: no server listens. After it: the socket broke, told as a lost server at the close.
+      if (!connected) refused ??= e
     })
   })
 }

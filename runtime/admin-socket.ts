@@ -18,7 +18,7 @@ import type { Logger } from './log.ts'
 import { AdminError } from './admin.ts'
 import { ImportError } from './import.ts'
 import { runAdminOp, type AdminContext } from './admin-ops.ts'
-import { encodeFrame } from './admin-frames.ts'
+import { AdminSocketLost, encodeFrame } from './admin-frames.ts'
 import { drained } from './write-drain.ts'
 
 const MAX_REQUEST = 64 * 1024
@@ -125,16 +125,20 @@ export function callAdminSocket(file: string, op: string, args: unknown): Promis
   return new Promise((resolve, reject) => {
     const socket = net.connect(file)
     let buf = ''
+    let connected = false
     socket.setEncoding('utf8')
-    socket.on('connect', () => socket.write(JSON.stringify({ op, args }) + '\n'))
+    socket.on('connect', () => {
+      connected = true
+      socket.write(JSON.stringify({ op, args }) + '\n')
+    })
     socket.on('data', (d: string) => (buf += d))
     socket.on('end', () => {
       try {
         resolve(JSON.parse(buf))
       } catch {
-        reject(new Error('The server closed the admin socket without an answer.'))
+        reject(new AdminSocketLost())
       }
     })
-    socket.on('error', reject)
+    socket.on('error', (e) => reject(connected ? new AdminSocketLost() : e))
   })
 }

@@ -33,13 +33,16 @@ export class AdminError extends Error {
   }
 }
 
+/** A pool, or a transaction (the demo seed of a first start creates its accounts, user and key in one). */
+type Sql = postgres.Sql | postgres.TransactionSql
+
 const iso = (d: Date | null) => (d ? d.toISOString() : null)
 
 function accountOf(r: { id: string; name: string; daily_limit: number; monthly_limit: number; enhanced_mcp_security: boolean; contact_email: string | null; created_at: Date }): Account {
   return { id: r.id, name: r.name, dailyLimit: r.daily_limit, monthlyLimit: r.monthly_limit, enhancedMcpSecurity: r.enhanced_mcp_security, email: r.contact_email, createdAt: r.created_at.toISOString() }
 }
 
-export async function createAccount(sql: postgres.Sql, a: { name: string; dailyLimit: number; monthlyLimit: number; email?: string }): Promise<Account> {
+export async function createAccount(sql: Sql, a: { name: string; dailyLimit: number; monthlyLimit: number; email?: string }): Promise<Account> {
   if (!a.name.trim()) throw new AdminError('Account name must not be empty.')
   const [r] = await sql`INSERT INTO accounts (name, daily_limit, monthly_limit, contact_email) VALUES (${a.name.trim()}, ${a.dailyLimit}, ${a.monthlyLimit}, ${a.email ?? null})
     RETURNING id::text AS id, name, daily_limit, monthly_limit, enhanced_mcp_security, contact_email, created_at`
@@ -53,7 +56,7 @@ export async function listAccounts(sql: postgres.Sql): Promise<Array<Account & {
   return rows.map((r) => ({ ...accountOf(r as never), orgs: r.orgs as string[] }))
 }
 
-export async function getAccount(sql: postgres.Sql, id: string): Promise<Account> {
+export async function getAccount(sql: Sql, id: string): Promise<Account> {
   if (!/^[1-9][0-9]{0,17}$/.test(id)) throw new AdminError(`Account id must be a positive integer, got "${id}".`)
   const [r] = await sql`SELECT id::text AS id, name, daily_limit, monthly_limit, enhanced_mcp_security, contact_email, created_at FROM accounts WHERE id = ${id}::bigint`
   if (!r) throw new AdminError(`No account with id ${id}.`)
@@ -73,13 +76,13 @@ export async function updateAccount(sql: postgres.Sql, id: string, u: { name?: s
   return accountOf(r as never)
 }
 
-export async function createUser(sql: postgres.Sql, accountId: string, u: { email: string; name: string }): Promise<{ id: string }> {
+export async function createUser(sql: Sql, accountId: string, u: { email: string; name: string }): Promise<{ id: string }> {
   await getAccount(sql, accountId)
   const [r] = await sql`INSERT INTO users (account_id, email, name) VALUES (${accountId}::bigint, ${u.email}, ${u.name}) RETURNING id::text AS id`
   return { id: r.id as string }
 }
 
-export async function grantOrgAccess(sql: postgres.Sql, userId: string, orgId: string): Promise<void> {
+export async function grantOrgAccess(sql: Sql, userId: string, orgId: string): Promise<void> {
   await sql`INSERT INTO user_org_access (user_id, org_id) VALUES (${userId}::bigint, ${orgId}) ON CONFLICT DO NOTHING`
 }
 
@@ -91,7 +94,7 @@ export interface CreatedKey {
 }
 
 /** Creates an API key; the secret is returned here once and never stored. */
-export async function createKey(sql: postgres.Sql, pepper: string, accountId: string, opts: { userId?: string | null; name?: string | null; keyId?: string; secret?: string } = {}): Promise<CreatedKey> {
+export async function createKey(sql: Sql, pepper: string, accountId: string, opts: { userId?: string | null; name?: string | null; keyId?: string; secret?: string } = {}): Promise<CreatedKey> {
   await getAccount(sql, accountId)
   const keyId = opts.keyId ?? newKeyId()
   const secret = opts.secret ?? newSecret()

@@ -153,5 +153,5 @@ export const ERROR_HELP: Record<ErrorCode, { meaning: string; remedy: string }> 
   expectation_failed: { meaning: 'An `Expect` header other than `100-continue`.', remedy: 'Remove the header.' },
   headers_too_large: { meaning: 'The request head (the URL and the headers) exceeds 20 KB.', remedy: 'Send smaller headers.' },
   internal_error: { meaning: 'An unexpected server fault; nothing about it is disclosed; the unit is given back.', remedy: 'Retry later; report it if it persists.' },
-  service_unavailable: { meaning: 'The database is unreachable for the moment (a connection lost, refused or shut down, too many clients) or the request timed out waiting for it; the unit is given back.', remedy: 'Retry after `Retry-After` seconds (MCP: the tool result is `server_error` with `retryable: true`).' },
+  service_unavailable: { meaning: 'The database is unreachable for the moment (a connection lost, refused or shut down, too many clients) or cannot write (its disk is full) or the request timed out waiting for it; the unit is given back.', remedy: 'Retry after `Retry-After` seconds (MCP: the tool result is `server_error` with `retryable: true`).' },
 }

@@ -26,10 +26,11 @@ const LINE_AT = 5000
 
 /**
  * Imports one scan bundle object for an org of `accountId` (creating the org on first import); the demo seed and
- * tests use it. Fails if the org belongs to another account. Progress lines (large resources) go to `progress`.
+ * tests use it. Fails if the org belongs to another account. Progress lines (large resources) go to `progress`. Given a
+ * transaction, the import is a savepoint of it (the demo seed is one transaction).
  */
 export async function importScan(
-  sql: postgres.Sql,
+  sql: postgres.Sql | postgres.TransactionSql,
   resources: readonly CompiledResource[],
   accountId: string,
   bundle: ScanBundle,

@@ -13,6 +13,7 @@ import { resolvePepper } from './secrets.ts'
 import { ApiKeyAuthenticator } from './auth/api-keys.ts'
 import { createAuthenticate } from './auth/authenticate.ts'
 import { createLogger, type Logger } from './log.ts'
+import { collapseDiskFull } from './db/disk-space.ts'
 import type { ServiceContext } from './service-context.ts'
 import { buildDiscoveryRoutes, buildRestRouter, restVersionHeaders } from './http/rest.ts'
 import { afterPoll, createHttpServer, type HttpServerOptions } from './http/server.ts'
@@ -88,7 +89,8 @@ async function announceReplica(db: Database, log: Logger): Promise<void> {
 
 export async function startService(config: Config, opts: ServiceOptions): Promise<RunningService> {
   const clock = opts.clock ?? Date.now
-  const log = opts.log ?? createLogger()
+  // A full disk fails every write the same way: said once per kind, not once per request (runtime/db/disk-space.ts).
+  const log = collapseDiskFull(opts.log ?? createLogger(), clock)
   const resources = compileRegistry(opts.registry)
   // Two pools on PostgreSQL: request reads (with a statement timeout), and control (quota, keys, administration),
   // so the quota never waits behind data queries.
@@ -98,6 +100,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     poolSize: CONTROL_POOL_SIZE,
     readPool: { size: config.poolSize, statementTimeoutMs: config.statementTimeoutMs },
     replicaUrl: config.replicaUrl,
+    log,
   })
   let auth: ApiKeyAuthenticator | undefined
   let quota: QuotaService | undefined
@@ -215,7 +218,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
           }
         : undefined,
     }
-    const health = buildHealthRoutes({ sql: db.sql, draining: () => lifecycle.draining, replica: db.replica && ((ms) => replicaStatus(db.sql, db.replica!.sql, ms)) })
+    const health = buildHealthRoutes({ sql: db.sql, draining: () => lifecycle.draining, writes: db.writeProblem, replica: db.replica && ((ms) => replicaStatus(db.sql, db.replica!.sql, ms)) })
     // Routers are asked in order until one has the path (no path is in two of them): the busiest first.
     const separateMcp = config.mcp.port !== undefined
     const restRoutes = buildRestRouter(ctx)

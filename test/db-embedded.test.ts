@@ -21,7 +21,7 @@ embeddedRunOnly(t, 'The embedded database')
 const CONNECT_URL = new URL('../runtime/db/connect.ts', import.meta.url).href
 const REPO = fileURLToPath(new URL('..', import.meta.url))
 
-const LOCK_MESSAGE = /^The embedded database in .+ is (already )?in use by (another|this) orgscan process \(pid \d+\)\. .+ or set DATABASE_URL to use a PostgreSQL server\.$/
+const LOCK_MESSAGE = /^The embedded database in .+ is (already )?in use by (another|this) orgscan process \(pid \d+, lock file \/.+\/orgscan\.lock\)\. .+ or set DATABASE_URL to use a PostgreSQL server\.$/
 
 /**
  * A new folder of its own. `initialized`: a copy of the run's empty template (an existing PostgreSQL data folder,
@@ -79,7 +79,7 @@ function waitForLine(cp: ChildProcess, line: string, timeoutMs = 60_000): Promis
   })
 }
 
-const readLockPid = (dir: string) => Number(fs.readFileSync(path.join(dir, LOCK_FILE_NAME), 'utf8').trim())
+const readLockPid = (dir: string) => Number(fs.readFileSync(path.join(dir, LOCK_FILE_NAME), 'utf8').split('\n')[0])
 
 t.test('folder: data survives close and reopen; lock and socket are cleaned up', async (t) => {
   const dir = freshDir()
@@ -127,7 +127,7 @@ t.test('folder: the lock', async (t) => {
     t.ok(err instanceof Error)
     t.match((err as Error).message, LOCK_MESSAGE)
     t.match((err as Error).message, `in ${dir} `)
-    t.match((err as Error).message, `(pid ${process.pid})`)
+    t.match((err as Error).message, `(pid ${process.pid}, lock file ${path.join(dir, LOCK_FILE_NAME)})`)
     t.notOk((err as Error).message.includes('\n'), 'one line')
     // the first one is unaffected
     t.same(await db.sql`SELECT count(*)::int AS n FROM marks`, [{ n: 0 }])
@@ -142,7 +142,7 @@ t.test('folder: the lock', async (t) => {
     t.equal(code, 3, io.out() + io.err())
     t.equal(io.out(), '')
     t.match(io.err().trim(), LOCK_MESSAGE)
-    t.match(io.err(), `is in use by another orgscan process (pid ${process.pid})`)
+    t.match(io.err(), `is in use by another orgscan process (pid ${process.pid}, lock file ${path.join(dir, LOCK_FILE_NAME)})`)
     t.equal(readLockPid(dir), process.pid, 'our lock is untouched')
   })
 
@@ -158,6 +158,41 @@ t.test('folder: the lock', async (t) => {
     t.same(await db2.sql`SELECT count(*)::int AS n FROM marks`, [{ n: 0 }])
     await db2.close()
     t.notOk(fs.existsSync(path.join(dir, LOCK_FILE_NAME)))
+  })
+
+  await t.test('a lock naming a live process that is not the one that wrote it (a reused pid, a reboot) is taken over', async (t) => {
+    // An unrelated live process: the pid a lock names after the machine rebooted or the pid was reused.
+    const sleeper = spawn('sleep', ['60'], { stdio: 'ignore' })
+    t.teardown(() => void sleeper.kill('SIGKILL'))
+    await new Promise((r) => sleeper.once('spawn', r))
+    const pid = sleeper.pid!
+    const bootId = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+    const locks = {
+      'a lock of an older orgscan (its pid only), naming a live process that is not Node.js': `${pid}\n`,
+      'a lock whose process started at another time (the pid was reused)': `${pid}\nboot ${bootId}\nstart 1\n`,
+      'a lock written in another boot': `${pid}\nboot 00000000-0000-0000-0000-000000000000\nstart ${start}\n`,
+    }
+    const logged: string[] = []
+    const log = { info: () => undefined, warn: (o: Record<string, unknown>) => void logged.push(String(o.msg)), error: () => undefined }
+    for (const [what, content] of Object.entries(locks)) {
+      fs.writeFileSync(path.join(dir, LOCK_FILE_NAME), content)
+      const db2 = await openDatabase({ dataDir: dir, log })
+      t.equal(readLockPid(dir), process.pid, `${what}: taken over`)
+      await db2.close()
+    }
+    t.equal(logged.length, 3, 'each takeover is logged')
+    t.match(logged[0], `the orgscan process that last used ${dir} (pid ${pid}) stopped without closing it`)
+    // The same live process with its own identity holds the folder.
+    fs.writeFileSync(path.join(dir, LOCK_FILE_NAME), `${pid}\nboot ${bootId}\nstart ${start}\n`)
+    const err = await openDatabase({ dataDir: dir }).then(
+      () => t.fail('opened a folder whose lock names its live writer'),
+      (e: Error) => e,
+    )
+    t.match((err as Error).message, `is in use by another orgscan process (pid ${pid}, lock file ${path.join(dir, LOCK_FILE_NAME)})`, 'the lock file is named')
+    t.match((err as Error).message, 'if no orgscan process is running, delete the lock file')
+    fs.rmSync(path.join(dir, LOCK_FILE_NAME))
   })
 
   await t.test('a lock with our own pid that this process does not hold (container restart) is stale', async (t) => {
@@ -186,7 +221,7 @@ t.test('folder: the lock', async (t) => {
       (e: Error) => e,
     )
     t.match((err as Error).message, LOCK_MESSAGE)
-    t.match((err as Error).message, `is in use by another orgscan process (pid ${cp.pid})`)
+    t.match((err as Error).message, `is in use by another orgscan process (pid ${cp.pid}, lock file ${path.join(dir, LOCK_FILE_NAME)})`)
 
     cp.kill('SIGKILL')
     t.equal(await io.exit, null, 'killed by signal')
@@ -197,6 +232,41 @@ t.test('folder: the lock', async (t) => {
     t.same(await db2.sql`SELECT who FROM marks`, [{ who: 'child' }], 'committed data of the killed process is there')
     await db2.close()
   })
+})
+
+t.test('folder: durable, and private whatever the umask; a folder with looser modes is made private on open, once, saying so', async (t) => {
+  const dir = freshDir({ initialized: true })
+  const loose = [path.join(dir, 'PG_VERSION'), path.join(dir, 'global'), path.join(dir, 'pepper')]
+  fs.writeFileSync(loose[2], 'x\n')
+  for (const p of loose) fs.chmodSync(p, fs.statSync(p).isDirectory() ? 0o777 : 0o666)
+  fs.chmodSync(dir, 0o755)
+  const lines: string[] = []
+  const log = { info: (o: Record<string, unknown>) => void lines.push(String(o.msg)), warn: () => undefined, error: () => undefined }
+  const previous = process.umask(0)
+  let db: Database
+  try {
+    db = await openDatabase({ dataDir: dir, log })
+    await db.sql`CREATE TABLE after_umask (i int)` // new relation files, under umask 000
+    await db.sql`INSERT INTO after_umask VALUES (1)`
+    await db.sql`CHECKPOINT`
+    const [settings] = await db.sql`SELECT current_setting('fsync') AS fsync, current_setting('wal_sync_method') AS method`
+    t.same({ ...settings }, { fsync: 'on', method: 'fsync' }, 'durable: fsync on, and the WAL synced with fsync() (fdatasync() is a no-op in PGlite)')
+  } finally {
+    process.umask(previous)
+  }
+  const open: string[] = []
+  const visit = (p: string) => {
+    const st = fs.lstatSync(p)
+    if ((st.mode & 0o077) !== 0) open.push(`${p} ${(st.mode & 0o777).toString(8)}`)
+    if (st.isDirectory()) for (const n of fs.readdirSync(p)) visit(path.join(p, n))
+  }
+  visit(dir)
+  t.same(open, [], 'no file, folder or socket is open to the group or others (the socket and lock included, while open)')
+  t.same(lines, [`data folder ${dir}: 4 files and folders could be read or written by other users; they are now the owner's alone (0600 files, 0700 folders)`])
+  await db.close()
+  const again = await openDatabase({ dataDir: dir, log })
+  await again.close()
+  t.equal(lines.length, 1, 'said once: a private folder has nothing to change')
 })
 
 t.test('folder with a long path (TCP fallback): 200 concurrent queries, transactions, time zone', async (t) => {

@@ -14,15 +14,15 @@ import { seedDemo } from '../../demo/seed.ts'
 import { ConfigError, loadConfig, MAX_WORKERS, portsProblem, workersProblem, type Config } from '../../runtime/config.ts'
 import { compileRegistry } from '../../runtime/registry.ts'
 import { openDatabase, type Database, type OpenOptions } from '../../runtime/db/connect.ts'
-import { DataDirInUseError } from '../../runtime/db/lock.ts'
+import { DataDirInUseError, isAlive } from '../../runtime/db/lock.ts'
 import { migrate } from '../../runtime/db/migrate.ts'
 import { resolvePepper } from '../../runtime/secrets.ts'
-import { createLogger } from '../../runtime/log.ts'
+import { createLogger, type Logger } from '../../runtime/log.ts'
 import { AdminError } from '../../runtime/admin.ts'
 import { ImportError } from '../../runtime/import.ts'
 import { adminArgsProblem, NEEDS_PEPPER, runAdminOp, type AdminOp } from '../../runtime/admin-ops.ts'
 import { adminSocketPath, callAdminSocket } from '../../runtime/admin-socket.ts'
-import { callAdminSocketFramed } from '../../runtime/admin-frames.ts'
+import { AdminSocketLost, callAdminSocketFramed } from '../../runtime/admin-frames.ts'
 import type { ProgressSink } from '../../runtime/bundle/progress.ts'
 import { exportCommand, OutputError } from './export-command.ts'
 import { progressRenderer, type Terminal } from './progress.ts'
@@ -61,8 +61,14 @@ interface Streams {
   events?: ProgressSink
 }
 
+/** What opening the embedded database has to say (a folder taken over from a killed process, a full disk), as lines on stderr. */
+function commandLog(io: CliIO): Logger {
+  const say = (o: Record<string, unknown>) => io.err(`orgscan: ${String(o.msg)}`)
+  return { info: () => undefined, warn: say, error: say }
+}
+
 async function withDb<T>(config: Config, io: CliIO, fn: (db: Database) => Promise<T>): Promise<T> {
-  const db = await (io.openDatabase ?? openDatabase)({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 })
+  const db = await (io.openDatabase ?? openDatabase)({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2, log: commandLog(io) })
   try {
     await migrate(db.sql)
     return await fn(db)
@@ -94,6 +100,7 @@ async function adminSession<T>(config: Config, io: CliIO, fn: (call: AdminCall) 
   } catch (e) {
     const socket = !opened && e instanceof DataDirInUseError ? adminSocketPath(e.dir) : undefined
     if (!socket) throw e
+    const held = e as DataDirInUseError
     let reached = false
     return fn(async (op, args, streams) => {
       let reply
@@ -103,6 +110,7 @@ async function adminSession<T>(config: Config, io: CliIO, fn: (call: AdminCall) 
           : await callAdminSocket(socket, op, args)
       } catch (err) {
         if (err instanceof OutputError || reached) throw err
+        if (err instanceof AdminSocketLost) throw await lostServer(op, held)
         throw e // no admin socket (an older or stopping server): the lock message says what to do
       }
       reached = true
@@ -111,6 +119,29 @@ async function adminSession<T>(config: Config, io: CliIO, fn: (call: AdminCall) 
       throw new AdminError(reply.error ?? 'The server refused the operation.')
     })
   }
+}
+
+/**
+ * The server that holds the folder was reached, then went away before answering `op`: what became of the operation. An
+ * import is one transaction, so a server that stopped did not save it; a server still running may have (its log says).
+ */
+async function lostServer(op: AdminOp, held: DataDirInUseError): Promise<Error> {
+  // The socket closes as the process exits: give it a moment to be gone.
+  for (let i = 0; i < 20 && isAlive(held.pid); i++) await new Promise((r) => setTimeout(r, 50))
+  const who = `The orgscan server (pid ${held.pid}) that holds ${held.dir}`
+  const stopped = !isAlive(held.pid)
+  if (op === 'import') {
+    return new ImportError(
+      stopped
+        ? `${who} stopped during the import: the import was not saved (an import is one transaction, undone unless it completes). Run the import again.`
+        : `${who} closed the connection before the import ended; see its log. If the scan is not there, run the import again (a scan the org already has is never imported twice).`,
+    )
+  }
+  return new AdminError(
+    stopped
+      ? `${who} stopped before it answered: the operation may not have been carried out. Check, then run the command again.`
+      : `${who} closed the connection before it answered; see its log.`,
+  )
 }
 
 /** The command-line name of an operation's argument: its option (`dailyLimit` → `--daily-limit`), or its positional. */
@@ -187,7 +218,7 @@ async function command(argv: string[], io: CliIO): Promise<void> {
     }
     case 'migrate': {
       const { values } = parse(args, {})
-      const db = await (io.openDatabase ?? openDatabase)({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 })
+      const db = await (io.openDatabase ?? openDatabase)({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1, log: commandLog(io) })
       try {
         const applied = await migrate(db.sql, io.err)
         const [row] = await db.sql`SELECT max(version)::int AS v, count(*)::int AS n FROM schema_migrations`

@@ -23,7 +23,7 @@ import { demoFacts, portInUse, printBanner, say, seedOnFirstStart, type DemoFact
 
 /** The primary's own use of the database: migrations and a first start's seed, once, then the banner's facts. */
 async function prepareDatabase(config: Config, log: ReturnType<typeof createLogger>): Promise<{ describe: string; facts: DemoFacts }> {
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 })
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1, log })
   try {
     const pepper = await resolvePepper({ configured: config.pepper, dataDir: config.dataDir, embedded: db.kind === 'embedded', sql: db.sql, log })
     await migrate(db.sql, (line) => log.info({ msg: line }))

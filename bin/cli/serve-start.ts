@@ -5,8 +5,8 @@
  */
 import { stderrAccessSink } from '../../runtime/http/access-sink.ts'
 import type postgres from 'postgres'
-import { seedDemo } from '../../demo/seed.ts'
-import { DEMO_USER } from '../../demo/orgs.ts'
+import { seedDemoIn } from '../../demo/seed.ts'
+import { DEMO_ACCOUNTS, DEMO_USER } from '../../demo/orgs.ts'
 import type { Config } from '../../runtime/config.ts'
 import type { ServiceOptions } from '../../runtime/service.ts'
 import { createAccount, createKey } from '../../runtime/admin.ts'
@@ -43,21 +43,60 @@ export function accessLogger(config: Config, worker?: number): { line: NonNullab
   return { line: (l) => out.line(l, Date.now(), worker), flush: () => out.flush() }
 }
 
-/** The first start on an empty database: the demo data, a demo key and the demo user's password (ORGSCAN_SEED_DEMO). */
+/**
+ * The first start on an empty database: the demo data, a demo key and the demo user's password (ORGSCAN_SEED_DEMO),
+ * all in ONE transaction. A first start stopped anywhere in it (Ctrl-C, kill -9, a full disk, a power cut) leaves
+ * the database without accounts, so the next start seeds it again; never a part of the demo that no start completes.
+ */
 export function seedOnFirstStart(config: Config): NonNullable<ServiceOptions['onEmptyDatabase']> {
   return async ({ db, pepper, resources }) => {
     if (!config.seedDemo) return
     say(`First start: seeding demo data into ${db.describe} (scale ${config.seedScale}; set ORGSCAN_SEED_DEMO=false to skip)…`)
     const t0 = Date.now()
-    const seeded = await seedDemo(db.sql, resources, { scale: config.seedScale, progress: (l) => say(`  ${l}`) })
-    const main = seeded.accounts[0] ?? (await createAccount(db.sql, { name: 'Demo', dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit }))
+    // Derived before the transaction: hashing the password holds no connection (the embedded database has one).
     const demo = demoCredentials(pepper)
-    await createKey(db.sql, pepper, main.id, { keyId: demo.keyId, secret: demo.secret, name: 'demo key' })
-    await db.sql`INSERT INTO server_settings (name, value) VALUES ('demo_key_id', ${demo.keyId}) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`
-    // The demo user signs in (OAuth) with a password derived from the pepper, printed on every start.
-    await db.sql`UPDATE users SET password_hash = ${await hashPassword(demoPassword(pepper))} WHERE lower(email) = lower(${DEMO_USER.email}) AND password_hash IS NULL`
+    const passwordHash = await hashPassword(demoPassword(pepper))
+    if (db.kind === 'embedded') await reclaimInterruptedSeed(db.sql)
+    await db.sql.begin(async (tx) => {
+      const seeded = await seedDemoIn(tx, resources, { scale: config.seedScale, progress: (l) => say(`  ${l}`) })
+      const main = seeded.accounts[0] ?? (await createAccount(tx, { name: 'Demo', dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit }))
+      await createKey(tx, pepper, main.id, { keyId: demo.keyId, secret: demo.secret, name: 'demo key' })
+      await tx`INSERT INTO server_settings (name, value) VALUES ('demo_key_id', ${demo.keyId}) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`
+      // The demo user signs in (OAuth) with a password derived from the pepper, printed on every start.
+      await tx`UPDATE users SET password_hash = ${passwordHash} WHERE lower(email) = lower(${DEMO_USER.email}) AND password_hash IS NULL`
+    })
     say(`Seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s.`)
   }
+}
+
+/**
+ * An interrupted seed rolled back leaves its rows dead in the tables, and the embedded database never vacuums by
+ * itself: with no account left, whatever the data tables still occupy is such a leftover, vacuumed before seeding
+ * again so the folder does not keep the space of every interrupted attempt.
+ */
+async function reclaimInterruptedSeed(sql: postgres.Sql): Promise<void> {
+  const [{ bytes }] = await sql<{ bytes: number }[]>`SELECT coalesce(sum(pg_relation_size(c.oid)), 0)::float8 AS bytes
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'`
+  if (bytes < LEFTOVER_BYTES) return
+  say(`  an earlier first start was interrupted: reclaiming the ${Math.round(bytes / 1024 / 1024)} MB its rolled-back seed left…`)
+  await sql`VACUUM`
+}
+
+/** Below this, the tables of an empty database hold nothing worth a vacuum (a fresh database's settings and versions). */
+const LEFTOVER_BYTES = 1024 * 1024
+
+/**
+ * A folder left by a first start of an earlier orgscan, interrupted in the middle of its seed (which was not one
+ * transaction then): the demo accounts and some of their orgs, but no API key at all. Nothing seeds it again (it has
+ * accounts), so the start says how to start over.
+ */
+export async function warnIncompleteDemo(config: Config, sql: postgres.Sql, facts: DemoFacts): Promise<void> {
+  if (!config.seedDemo || facts.demo || config.databaseUrl) return
+  const [row] = await sql<{ demo: boolean }[]>`SELECT
+    (SELECT array_agg(name ORDER BY name) FROM accounts) = ${Object.values(DEMO_ACCOUNTS).map((a) => a.name).sort()}::text[]
+    AND NOT EXISTS (SELECT 1 FROM api_keys) AS demo`
+  if (!row?.demo) return
+  say(`This data folder (${config.dataDir}) holds part of the demo data of a first start that was interrupted, and no demo key. To start over with the complete demo, stop orgscan, delete the folder (rm -rf ${config.dataDir}) and start again.`)
 }
 
 /** The demo key, sign-in and first org the banner shows, when the demo data is there. */

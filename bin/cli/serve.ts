@@ -9,7 +9,7 @@ import type { Config } from '../../runtime/config.ts'
 import { createLogger } from '../../runtime/log.ts'
 import { installProcessGuard } from '../../runtime/process-guard.ts'
 import { reportToPrimary, workerAssignment } from '../../runtime/cluster/worker.ts'
-import { accessLogger, demoFacts, drainOnSignals, portInUse, printBanner, seedOnFirstStart } from './serve-start.ts'
+import { accessLogger, demoFacts, drainOnSignals, portInUse, printBanner, seedOnFirstStart, warnIncompleteDemo } from './serve-start.ts'
 import { serveAsPrimary } from './serve-primary.ts'
 
 export { PortInUseError } from './serve-start.ts'
@@ -28,7 +28,9 @@ export async function serve(config: Config, opts: { json: boolean }): Promise<vo
     accessLog: access?.line,
     onEmptyDatabase: seedOnFirstStart(config),
   }).catch(portInUse(config.host, config.port))
-  printBanner({ url: svc.url, mcpUrl: svc.mcpUrl, database: svc.db.describe, adminUrl: svc.adminUrl }, await demoFacts(svc.db.sql, svc.pepper), opts.json)
+  const facts = await demoFacts(svc.db.sql, svc.pepper)
+  await warnIncompleteDemo(config, svc.db.sql, facts)
+  printBanner({ url: svc.url, mcpUrl: svc.mcpUrl, database: svc.db.describe, adminUrl: svc.adminUrl }, facts, opts.json)
   drainOnSignals(svc, { drainMs: config.drainMs, log, flush: access?.flush })
 }
 

@@ -160,7 +160,7 @@ function header(source: BundleSource, problems: string[]): { org: OrgInfo; scan:
  * account, or with every problem of an invalid bundle listed.
  */
 export async function importBundle(
-  sql: postgres.Sql,
+  sql: postgres.Sql | postgres.TransactionSql,
   resources: readonly CompiledResource[],
   accountId: string,
   source: BundleSource,
@@ -174,7 +174,7 @@ export async function importBundle(
 }
 
 async function importFrom(
-  sql: postgres.Sql,
+  sql: postgres.Sql | postgres.TransactionSql,
   resources: readonly CompiledResource[],
   accountId: string,
   source: BundleSource,
@@ -195,7 +195,7 @@ async function importFrom(
     if (problems.length < MAX_PROBLEMS) problems.push(...source.finish(counts))
     throw invalid(problems)
   }
-  const result = await sql.begin(async (tx) => {
+  const result = await inTransaction(sql, async (tx) => {
     const scanId = await beginScan(tx, accountId, head.org, head.scan, opts.again === true)
     const writer = new ScanWriter(tx, scanId, opts.copy ? (opts.copyFrom ?? COPY_FROM) : undefined)
     let read
@@ -228,7 +228,11 @@ async function importFrom(
   return result
 }
 
-/** Creates or updates the org (refusing another account's) and inserts the scan row; returns the scan's id. */
+/** Runs `fn` in a transaction of its own, or in a savepoint of the caller's transaction (rolled back alone on failure). */
+function inTransaction<T>(sql: postgres.Sql | postgres.TransactionSql, fn: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+  return ('savepoint' in sql ? sql.savepoint(fn) : sql.begin(fn)) as Promise<T>
+}
+
 /** A database error of the org or scan row, as the one line an operator needs (the rest of the import is undone). */
 async function refusedAs<T>(what: string, run: () => Promise<T>): Promise<T> {
   try {
@@ -240,6 +244,7 @@ async function refusedAs<T>(what: string, run: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Creates or updates the org (refusing another account's) and inserts the scan row; returns the scan's id. */
 async function beginScan(tx: postgres.TransactionSql, accountId: string, org: OrgInfo, scan: ScanInfo, again: boolean): Promise<string> {
   const [account] = await tx`SELECT 1 FROM accounts WHERE id = ${accountId}::bigint`
   if (!account) throw new ImportError(`No account with id ${accountId}.`)

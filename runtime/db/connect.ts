@@ -19,6 +19,9 @@ import postgres from 'postgres'
 import { acquireDataDirLock, type DataDirLock } from './lock.ts'
 import { startEmbeddedHost, type EmbeddedHost } from './embedded.ts'
 import { assertDriverPatched } from './driver-check.ts'
+import { makePrivate } from './data-folder.ts'
+import { DiskSpaceWatch } from './disk-space.ts'
+import type { Logger } from '../log.ts'
 
 export interface OpenOptions {
   /** PostgreSQL connection URL; takes precedence over `dataDir`. */
@@ -40,6 +43,11 @@ export interface OpenOptions {
    * serving (runtime/db/replica.ts reads from it and falls back to the primary).
    */
   replicaUrl?: string
+  /**
+   * Where the embedded database says what it did to its folder (made it private) and that its disk is full. Without
+   * it, that is not said (commands).
+   */
+  log?: Logger
 }
 
 export interface Database {
@@ -52,6 +60,8 @@ export interface Database {
   kind: 'postgres' | 'embedded'
   /** Human-readable target, never with a password: 'embedded PGlite at ./data', 'postgres://user@host:5432/db'. */
   describe: string
+  /** Why writes fail right now (the embedded database's disk is full), for /readyz; undefined when they do not. */
+  writeProblem?: () => string | undefined
   /** Ends the pool; in embedded mode also stops PGlite (data flushed) and releases the folder lock. Idempotent. */
   close(): Promise<void>
 }
@@ -76,7 +86,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   assertDriverPatched()
   if (opts.replicaUrl && !opts.databaseUrl) throw new Error('A replica needs a PostgreSQL primary (DATABASE_URL): the embedded database has no replicas.')
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 4, opts.readPool, opts.replicaUrl)
-  if (opts.dataDir) return openEmbedded(opts.dataDir)
+  if (opts.dataDir) return openEmbedded(opts.dataDir, opts.log)
   throw new Error(
     'No database configured: set DATABASE_URL to use a PostgreSQL server, or a data folder for the embedded database.',
   )
@@ -128,7 +138,7 @@ export function embeddedHostOf(db: Database): EmbeddedHost | undefined {
   return hosts.get(db)
 }
 
-async function openEmbedded(dataDir: string): Promise<Database> {
+async function openEmbedded(dataDir: string, log?: Logger): Promise<Database> {
   const memory = dataDir === MEMORY_DATA_DIR
   if (!memory && /^[a-z][a-z0-9+.-]*:\/\//i.test(dataDir)) {
     throw new Error(`Unsupported data folder ${dataDir}: give a folder path, or ${MEMORY_DATA_DIR} for an in-memory database.`)
@@ -137,10 +147,18 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   // The lock is taken by this process (the worker is one of its threads) before PGlite touches the folder.
   const lock: DataDirLock | undefined = memory ? undefined : acquireDataDirLock(dataDir)
   const target = lock ? lock.dir : MEMORY_DATA_DIR
+  const space = lock ? new DiskSpaceWatch(lock.dir, log) : undefined
 
   let host: EmbeddedHost
   try {
-    host = await startEmbeddedHost(target)
+    if (lock?.takenOver !== undefined) {
+      log?.warn({ msg: `the orgscan process that last used ${lock.dir} (pid ${lock.takenOver}) stopped without closing it: what it had not committed was rolled back (an import it was running was not saved: run it again; an interrupted first start is seeded again)` })
+    }
+    if (lock) {
+      const changed = makePrivate(lock.dir)
+      if (changed > 0) log?.info({ msg: `data folder ${lock.dir}: ${changed} files and folders could be read or written by other users; they are now the owner's alone (0600 files, 0700 folders)` })
+    }
+    host = await startEmbeddedHost(target, { onNoSpace: space && (() => space.noteFull()) })
   } catch (err) {
     lock?.release()
     throw err
@@ -188,7 +206,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     throw new Error(`Cannot open the ${describe}: ${(err as Error).message}`, { cause: err })
   }
 
-  const db: Database = { sql, read: sql, kind: 'embedded', describe, close }
+  const db: Database = { sql, read: sql, kind: 'embedded', describe, close, writeProblem: space && (() => space.problem()) }
   hosts.set(db, host)
   return db
 }

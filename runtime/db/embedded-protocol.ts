@@ -21,5 +21,6 @@ export type WorkerMessage =
   | { type: 'ready'; endpoint: EmbeddedEndpoint; openMs: number }
   | { type: 'fatal'; message: string; stack?: string }
   | { type: 'closed'; error?: string }
+  | { type: 'noSpace' }
 
 export type MainMessage = { type: 'close' } | { type: 'open'; input: WorkerInput }

@@ -12,8 +12,11 @@ import fs from 'node:fs'
 import { parentPort, workerData } from 'node:worker_threads'
 import { PGlite } from '@electric-sql/pglite'
 import { WireServer } from './embedded-wire.mjs'
+import { PrivateNodeFS } from './embedded-fs.mjs'
 
 const SHARED_BUFFERS = '16MB'
+/** How often at most a full disk is reported to the main thread (every failed write meets it). */
+const NO_SPACE_EVERY_MS = 1000
 
 if (!parentPort) throw new Error('embedded-worker.mjs must run in a worker thread (see runtime/db/embedded.ts)')
 const port = parentPort
@@ -34,6 +37,15 @@ function post(msg) {
   port.postMessage(msg)
 }
 
+let noSpaceAt = 0
+/** A write to the data folder met a full disk: told to the main thread, at most once a second. */
+function onNoSpace() {
+  const now = performance.now()
+  if (noSpaceAt !== 0 && now - noSpaceAt < NO_SPACE_EVERY_MS) return
+  noSpaceAt = now
+  post({ type: 'noSpace' })
+}
+
 /** @param {unknown} err @returns {never} */
 function fatal(err) {
   const e = err instanceof Error ? err : new Error(String(err))
@@ -51,11 +63,17 @@ process.on('unhandledRejection', (err) => {
 /** Opens PGlite for `input` and serves it; posts 'ready'. @param {import('./embedded-protocol.ts').WorkerInput} input */
 async function open(input) {
   const t0 = performance.now()
+  const memory = input.dataDir === 'memory://'
   // shared_buffers 16 MB instead of PostgreSQL's 128 MB: the buffers live in this process's WASM memory, which
   // never shrinks, while NODEFS reads are served from the OS page cache anyway. Measured on the large demo org:
   // 140 MB less resident memory, no slower scans or pages (docs/adr/0008-embedded-database-pglite-worker.md).
   const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`]
-  db = await PGlite.create(input.dataDir === 'memory://' ? undefined : input.dataDir, { startParams })
+  // A folder is durable: PGlite starts PostgreSQL with fsync off (-F), which lets an OS crash or a power cut lose
+  // committed data or corrupt the folder. fsync() reaches the disk through PrivateNodeFS (embedded-fs.mjs);
+  // fdatasync() does not (a no-op in Emscripten), hence wal_sync_method=fsync (docs/adr/0125-embedded-first-start.md).
+  const durable = ['-c', 'fsync=on', '-c', 'wal_sync_method=fsync']
+  const dataFs = memory ? undefined : new PrivateNodeFS(input.dataDir, { onNoSpace })
+  db = await PGlite.create({ fs: dataFs, startParams: memory ? startParams : [...startParams.filter((p) => p !== '-F'), ...durable] })
   // PGlite ignores startup parameters (TimeZone, application_name sent by postgres.js), and every
   // client connection is multiplexed onto this one PGlite session — so session settings are made here,
   // once, and stay for all connections.
@@ -76,6 +94,8 @@ async function open(input) {
   server = new WireServer(db)
   /** @type {import('./embedded-protocol.ts').EmbeddedEndpoint} */
   const endpoint = await server.listen(input.socketPath ? { path: input.socketPath } : { host: '127.0.0.1', port: 0 })
+  // The socket is created with the umask's mode; like everything in the data folder, it is the owner's alone.
+  if (input.socketPath) fs.chmodSync(input.socketPath, 0o600)
   post({ type: 'ready', endpoint, openMs })
 }
 

@@ -58,9 +58,10 @@ export interface EmbeddedHost {
 
 /**
  * Starts the worker for `dataDir` (absolute folder path, or 'memory://') and resolves once it listens.
- * The caller must hold the data-folder lock (lock.ts) for a folder.
+ * The caller must hold the data-folder lock (lock.ts) for a folder. `onNoSpace`: a write to the folder failed for
+ * want of disk space (at most once a second).
  */
-export async function startEmbeddedHost(dataDir: string): Promise<EmbeddedHost> {
+export async function startEmbeddedHost(dataDir: string, hooks: { onNoSpace?: () => void } = {}): Promise<EmbeddedHost> {
   const memory = dataDir === 'memory://'
   let tempDir: string | undefined
   let socketPath: string | undefined
@@ -113,6 +114,7 @@ export async function startEmbeddedHost(dataDir: string): Promise<EmbeddedHost> 
         resolve(msg)
       } else if (msg.type === 'fatal') lastFatal = msg
       else if (msg.type === 'closed') closedReply?.(msg)
+      else if (msg.type === 'noSpace') hooks.onNoSpace?.()
     }
     onExit = (code) => {
       exited = true

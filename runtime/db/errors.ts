@@ -5,7 +5,7 @@
  * In responses (docs/adr/0014-database-errors-in-responses.md, docs/adr/0110-database-errors.md): a value PostgreSQL rejects while processing a client's input is a
  * 400 with a safe classification hint (the SQLSTATE, never SQL text); a statement cancelled by `statement_timeout` is a
  * 400 too (the request's own cost: charged, not refunded); an unreachable database (a connection lost, refused or
- * shut down, or too many connections) is a 503 the client retries; everything else is a 500. `dbFailure` says which;
+ * shut down, or too many connections) or one whose disk is full is a 503 the client retries; everything else is a 500. `dbFailure` says which;
  * `toApiError` (runtime/errors.ts), which every surface renders its errors through, applies it, so no call site has
  * to remember to.
  */
@@ -41,6 +41,8 @@ const TOO_MANY_CONNECTIONS = '53300'
 const RETRYABLE_TRANSACTION = new Set(['40P01', '40001'])
 /** query_canceled: raised by `statement_timeout` (and by a cancel request). */
 const QUERY_CANCELED = '57014'
+/** disk_full, and the file system's own word for it (the embedded database writes through node:fs). */
+const DISK_FULL = new Set(['53100', 'ENOSPC', 'EDQUOT'])
 
 /** The SQLSTATE or driver/socket code of an error; '' when it has none. */
 export function errorCode(e: unknown): string {
@@ -79,6 +81,11 @@ export function isUnavailable(e: unknown): boolean {
   return isConnectionFailure(e) || isNotSent(e) || errorCode(e) === TOO_MANY_CONNECTIONS
 }
 
+/** The database could not write for want of disk space. */
+export function isDiskFull(e: unknown): boolean {
+  return DISK_FULL.has(errorCode(e))
+}
+
 /** How a database failure shows in an answer: the error registry's code, its detail and extras. */
 export interface DbFailure {
   code: ErrorCode
@@ -100,6 +107,7 @@ export function dbFailure(e: unknown, hasFilter = false): DbFailure | undefined 
   if (isStatementTimeout(e)) {
     return { code: 'query_too_expensive', detail: 'The request took too long to evaluate and was cancelled; narrow the filter or the page.', extras: hasFilter ? { parameter: 'filter' } : {} }
   }
-  if (isUnavailable(e)) return { code: 'service_unavailable', detail: 'The database is temporarily unavailable; retry shortly.', extras: {} }
+  // A full disk is said once in the log (runtime/db/disk-space.ts), never in the answer.
+  if (isUnavailable(e) || isDiskFull(e)) return { code: 'service_unavailable', detail: 'The database is temporarily unavailable; retry shortly.', extras: {} }
   return undefined
 }

@@ -2,7 +2,8 @@
  * Health for orchestrators and load balancers (docs/operating.md "Health"): unversioned, unauthenticated, free.
  *   GET /healthz — the process is up and answering: 200 {"status":"ok"}.
  *   GET /readyz  — it should get traffic: the database answers (within 2 s), every migration this build knows is
- *                  applied, and it is not draining for shutdown. 200 {"status":"ready"}, else 503 {"status":
+ *                  applied, its writes do not fail (the embedded database's disk is not full), and it is not
+ *                  draining for shutdown. 200 {"status":"ready"}, else 503 {"status":
  *                  "not ready","reasons":[…]} with Retry-After, so a balancer takes it out before it stops.
  *                  With a replica, the body also reports it (`replica`: reachable, standby, lagBytes, replayPaused);
  *                  a replica that is down or behind does not make the process unready, since reads then go to the
@@ -23,6 +24,8 @@ export interface HealthDeps {
   draining(): boolean
   /** The replica's state, when one is configured (asked within the check's time). */
   replica?: (ms: number) => Promise<ReplicaStatus>
+  /** Why writes fail right now (a full disk under the embedded database), or undefined. */
+  writes?: () => string | undefined
 }
 
 const LATEST = Math.max(...listMigrations().map((m) => m.version))
@@ -31,6 +34,8 @@ const CHECK_MS = 2000
 async function problems(d: HealthDeps): Promise<string[]> {
   const reasons: string[] = []
   if (d.draining()) reasons.push('draining for shutdown')
+  const writes = d.writes?.()
+  if (writes) reasons.push(writes)
   try {
     const rows = await raceDeadline(d.sql<{ v: number }[]>`SELECT coalesce(max(version), 0)::int AS v FROM schema_migrations`, {
       ms: CHECK_MS,

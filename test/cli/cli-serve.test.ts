@@ -4,12 +4,18 @@
  * and a port already in use.
  */
 import { t } from '../helpers/file-test.ts'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { cliHarness } from '../helpers/cli.ts'
 import { spawnServer } from '../helpers/server-process.ts'
 import { mcpClient } from '../helpers/mcp.ts'
+import { TEST_NODE_FLAGS } from '../helpers/node-flags.ts'
+import { DEMO_ACCOUNTS, DEMO_ORG_DEFS, demoBundle } from '../../demo/seed.ts'
+import { openDatabase } from '../../runtime/db/connect.ts'
+import { createAccount } from '../../runtime/admin.ts'
+import { ndjsonLines } from '../../runtime/bundle/wire.ts'
 
 const { tdb, env, migratedFolder, run } = await cliHarness(t)
 
@@ -79,7 +85,7 @@ t.test('while a server holds the embedded database, accounts, keys and import go
   t.equal(bad.stderr, 'orgscan: No account with id 999999.\n', 'errors from the server read like local ones')
   const seed = await run(['seed', '--scale', '0.01'], at)
   t.equal(seed.code, 1)
-  t.match(seed.stderr, /^orgscan: The embedded database in .* is in use by another orgscan process \(pid \d+\)/, 'seed needs the server stopped')
+  t.match(seed.stderr, /^orgscan: The embedded database in .* is in use by another orgscan process \(pid \d+, lock file .*\/orgscan\.lock\)/, 'seed needs the server stopped')
 })
 
 t.test('serve seeds an empty embedded database and prints the same working demo key on every start', { skip: tdb.databaseUrl ? 'embedded database only' : false }, async (t) => {
@@ -110,4 +116,60 @@ t.test('serve seeds an empty embedded database and prints the same working demo 
   const r2 = await fetch(second.info.url + '/v1/orgs', { headers: { authorization: auth } })
   t.equal(r2.status, 200)
   await second.stop()
+})
+
+t.test('a server killed in the middle of an import: the import says it was not saved, and the next import saves it once', { skip: tdb.databaseUrl ? 'the embedded database only: PostgreSQL imports do not go through a server' : false }, async (t) => {
+  const dir = migratedFolder()
+  const at = { ORGSCAN_DATA_DIR: dir }
+  const server = await spawnServer({ ...env, ...at, ORGSCAN_SEED_DEMO: 'false' })
+  t.teardown(() => server.stop(0))
+  const acct = await run(['accounts', 'create', '--name', 'Killed mid-import', '--json'], at)
+  const accountId = JSON.parse(acct.stdout).id as string
+  // A bundle that takes the server a while: the large demo org at half size.
+  const tmp = mkdtempSync(join(tmpdir(), 'orgscan-killed-import-'))
+  t.teardown(() => rmSync(tmp, { recursive: true, force: true }))
+  const file = join(tmp, 'large.ndjson')
+  const large = DEMO_ORG_DEFS.find((d) => d.large)!
+  const out = createWriteStream(file)
+  for (const line of ndjsonLines(demoBundle(large, 0, { scale: 0.5 }))) out.write(line + '\n')
+  await new Promise((r) => out.end(r))
+
+  // The real command, through the server's admin socket; the server is killed once the first records are written.
+  const clean = Object.fromEntries(Object.entries({ ...env, ...at }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv
+  const bin = new URL('../../bin/orgscan.js', import.meta.url).pathname
+  const cmd = spawn(process.execPath, [...TEST_NODE_FLAGS, bin, 'import', '--account', accountId, file], { env: clean })
+  let stderr = ''
+  cmd.stderr.on('data', (d) => (stderr += d))
+  const exited = new Promise<number | null>((r) => cmd.once('exit', r))
+  for (let i = 0; i < 3000 && !/^ {2}\w+: [\d,]+ records$/m.test(stderr); i++) await new Promise((r) => setTimeout(r, 10))
+  t.match(stderr, /records/, 'the import was under way')
+  t.notMatch(stderr, /^done:/m, 'and not finished')
+  process.kill(server.pid, 'SIGKILL')
+  t.equal(await exited, 1)
+  const last = stderr.trim().split('\n').at(-1)
+  t.equal(last, `orgscan: The orgscan server (pid ${server.pid}) that holds ${dir} stopped during the import: the import was not saved (an import is one transaction, undone unless it completes). Run the import again.`)
+  t.notMatch(stderr, /in use by another orgscan process/, 'the dead server is not blamed as a running one')
+
+  const before = await run(['accounts', 'list', '--json'], at)
+  t.same((JSON.parse(before.stdout) as Array<{ id: string; orgs: string[] }>).find((a) => a.id === accountId)?.orgs, [], 'nothing of the killed import is there')
+  t.match(before.stderr, `orgscan: the orgscan process that last used ${dir} (pid ${server.pid}) stopped without closing it: what it had not committed was rolled back (an import it was running was not saved: run it again`, 'the next command says what the kill lost')
+  const again = await run(['import', '--account', accountId, file, '--json'], at)
+  t.equal(again.code, 0, again.code === 0 ? 'the import runs again' : again.stderr)
+  t.notOk(JSON.parse(again.stdout).alreadyImported, 'imported now')
+  const once = await run(['import', '--account', accountId, file, '--json'], at)
+  t.equal(JSON.parse(once.stdout).alreadyImported, true, 'and only once')
+})
+
+t.test('a folder left half-seeded by an earlier version is served with a warning that says how to start over', { skip: tdb.databaseUrl ? 'embedded database only' : false }, async (t) => {
+  const dir = migratedFolder()
+  // What a first start of an earlier orgscan left when stopped in its seed: the demo accounts, no key.
+  const db = await openDatabase({ dataDir: dir })
+  for (const a of Object.values(DEMO_ACCOUNTS)) await createAccount(db.sql, a)
+  await db.close()
+  const server = await spawnServer({ ...env, ORGSCAN_DATA_DIR: dir, ORGSCAN_SEED_SCALE: '0.01', ORGSCAN_PEPPER: undefined })
+  t.teardown(() => server.stop(0))
+  t.equal(server.info.demoKey, null)
+  // Written on stderr before the banner on stdout: two pipes, read in either order.
+  for (let i = 0; i < 200 && !server.stderr().includes('This data folder'); i++) await new Promise((r) => setTimeout(r, 10))
+  t.match(server.stderr(), `This data folder (${dir}) holds part of the demo data of a first start that was interrupted, and no demo key. To start over with the complete demo, stop orgscan, delete the folder (rm -rf ${dir}) and start again.`)
 })

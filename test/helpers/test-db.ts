@@ -64,7 +64,7 @@ function copyFolder(from: string, to: string, top = true): void {
     const src = path.join(from, e.name)
     const dst = path.join(to, e.name)
     if (e.isDirectory()) {
-      mkdirSync(dst)
+      mkdirSync(dst, { mode: 0o700 }) // private, as the service keeps a data folder (else it fixes it on open)
       copyFolder(src, dst, false)
     } else if (!(top && /^(orgscan\.lock|\.s\.PGSQL\.\d+(\.lock)?)$/.test(e.name))) copyFileSync(src, dst)
   }
