@@ -3,7 +3,7 @@
  * with and the running service it returns. Assembled by runtime/service.ts.
  */
 import type { Server } from 'node:http'
-import type { Clock } from './config.ts'
+import type { Clock } from './config-types.ts'
 import type { Logger } from './log.ts'
 import type { Database } from './db/connect.ts'
 import type { PromptDeclaration, Resource } from './define.ts'

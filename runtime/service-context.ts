@@ -1,5 +1,5 @@
 /** What every surface's handlers share: configuration, clock, the registry, the logger and the one request pipeline. */
-import type { Clock, Config } from './config.ts'
+import type { Clock, Config } from './config-types.ts'
 import type { CompiledResource } from './registry.ts'
 import type { QuotaService } from './quota/types.ts'
 import type { Logger } from './log.ts'

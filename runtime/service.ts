@@ -4,7 +4,7 @@
  */
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { Config } from './config.ts'
+import type { Config } from './config-types.ts'
 import { compileRegistry } from './registry.ts'
 import { MEMORY_DATA_DIR, openDatabase, type Database } from './db/connect.ts'
 import { startAdminSocket, type AdminSocket } from './admin-socket.ts'

@@ -10,7 +10,7 @@
  * OAuth access token (its signature is checked without the database); an API key that would need the database does
  * not. Successful authentications take no token.
  */
-import type { IncomingMessage } from 'node:http'
+import { SEVERAL_AUTHORIZATIONS } from '../http/authorization.ts'
 import { ApiError, isApiError, unauthorized } from '../errors.ts'
 import type { BurstGuard } from '../quota/burst-guard.ts'
 import { LookupNotAdmitted, parseBasic, type ApiKeyAuthenticator, type LookupAdmission } from './api-keys.ts'
@@ -44,22 +44,6 @@ export interface Client {
   readonly remoteAddress?: string
 }
 
-/** What `authorizationOf` gives for a request with more than one Authorization header. */
-export const SEVERAL_AUTHORIZATIONS = '(several Authorization headers)'
-
-/**
- * The Authorization header of a request. Node keeps the first of several and drops the others; a proxy in front may
- * keep the last, and the two would disagree on who is calling. So a request with several is refused as malformed
- * (401), on every surface.
- */
-export function authorizationOf(req: IncomingMessage): string | undefined {
-  const raw = req.rawHeaders
-  let n = 0
-  for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization' && ++n > 1) return SEVERAL_AUTHORIZATIONS
-  }
-  return req.headers.authorization
-}
 
 /** One request's admission to a key lookup: at most one token of its address, given back at most once. */
 class Admission implements LookupAdmission {

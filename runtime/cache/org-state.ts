@@ -14,7 +14,7 @@
  * starved pool without end), and concurrent requests for the same org or grant share one lookup.
  */
 import type postgres from 'postgres'
-import type { Clock } from '../config.ts'
+import type { Clock } from '../config-types.ts'
 import { QUERY_DEADLINE_MS, withDeadline } from '../db/deadline.ts'
 import { shared } from '../single-flight.ts'
 

@@ -10,7 +10,7 @@
  * statement to the primary: answers are the same with or without a replica, whatever its lag.
  */
 import type postgres from 'postgres'
-import type { Clock } from '../config.ts'
+import type { Clock } from '../config-types.ts'
 import type { Logger } from '../log.ts'
 import { raceDeadline } from './deadline.ts'
 

@@ -16,7 +16,7 @@ import { listMigrations } from '../db/migrate.ts'
 import { raceDeadline } from '../db/deadline.ts'
 import { isUnavailable } from '../db/errors.ts'
 import { sendJson } from './respond.ts'
-import type { Routes } from './server.ts'
+import type { Routes } from './routes.ts'
 import type { ReplicaStatus } from '../db/replica.ts'
 
 export interface HealthDeps {

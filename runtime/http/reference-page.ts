@@ -9,7 +9,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import type { ServerResponse } from 'node:http'
 import FindMyWay, { type HTTPVersion } from 'find-my-way'
-import type { Routes } from './server.ts'
+import type { Routes } from './routes.ts'
 
 const ASSETS: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',

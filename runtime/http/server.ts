@@ -9,23 +9,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https'
 import type { Socket } from 'node:net'
 import { randomUUID } from 'node:crypto'
-import { accessLine, noteRoute, Request, type AccessLog } from './access-log.ts'
+import { accessLine, type AccessLog } from './access-log.ts'
+import { noteRoute, Request } from './request-facts.ts'
 import { ApiError } from '../errors.ts'
 import { sendError } from './respond.ts'
 import { whenResponseDone } from './response-done.ts'
 import { cutBody } from './body-cut.ts'
 import { Response } from './response.ts'
-
-export type Router = {
-  lookup(req: IncomingMessage, res: ServerResponse): unknown
-  find(method: 'GET' | 'POST' | 'DELETE' | 'HEAD' | 'PUT' | 'PATCH' | 'OPTIONS', path: string): unknown
-}
-
-/** A router and the methods its paths answer, for the `Allow` header of a 405. */
-export interface Routes {
-  router: Router
-  allow: readonly string[]
-}
+import type { Router, Routes } from './routes.ts'
 
 /**
  * The longest request URL served (characters, as sent). Filters are limited to 4,096 characters once decoded

@@ -15,16 +15,17 @@
  * No API-version header is sent on MCP responses: MCP reports deprecation in `server_info`, except on the
  * unversioned `/mcp`, which carries `Deprecation` and `Sunset` until it is removed.
  */
-import { notePrincipal } from '../http/access-log.ts'
+import { notePrincipal } from '../http/request-facts.ts'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way'
 import { classifyInboundRequest, createMcpHandler, isInitializeRequest, isJsonContentType, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/server'
 import { toApiError } from '../errors.ts'
-import { authorizationOf } from '../auth/authenticate.ts'
+import { authorizationOf } from '../http/authorization.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { ServiceContext } from '../service-context.ts'
 import { versionState } from '../versions/state.ts'
-import { readBody, RPC, sendRpcApiError, sendRpcError, sendWebResponse, toWebRequest } from './http-io.ts'
+import { RPC, sendRpcApiError, sendRpcError, sendWebResponse, toWebRequest } from './http-io.ts'
+import { readBody } from '../http/request-body.ts'
 import { refuseHostOrOrigin } from './origin.ts'
 import { authInfoOf, dispatchTool, createMcpServer, type McpCatalog, type McpServerDeps, type RequestExtra } from './server.ts'
 import type { McpTool } from './resource-tools.ts'

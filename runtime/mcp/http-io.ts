@@ -4,7 +4,6 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
-import { bodyCutBy } from '../http/body-cut.ts'
 import type { ApiError } from '../errors.ts'
 
 /** JSON-RPC error codes used outside the SDK (the SDK's own errors keep theirs). */
@@ -28,44 +27,6 @@ export function sendRpcApiError(res: ServerResponse, err: ApiError, extra: { id?
   const data = { status: err.status, code: err.code }
   if (err.status === 500) return sendRpcError(res, 500, RPC.internalError, 'Internal error.', { id: extra.id, headers, data })
   sendRpcError(res, err.status, RPC.serverError, err.message, { id: extra.id, headers, data })
-}
-
-/**
- * A body read, or why not: beyond the limit (the caller answers 413), or cut by bytes the HTTP parser could not read or
- * by the server's time limit for receiving a request (the caller answers 400 with `cut`, the sentence saying which).
- */
-export type BodyResult = { ok: true; text: string } | { ok: false; tooLarge: true } | { ok: false; cut: string }
-
-function cutResult(err: Error): BodyResult {
-  const timeout = (err as NodeJS.ErrnoException).code === 'ERR_HTTP_REQUEST_TIMEOUT'
-  return { ok: false, cut: timeout ? 'The request body did not arrive in time.' : 'The request body could not be read: its framing (chunked encoding) is malformed.' }
-}
-
-/**
- * Reads the request body, at most `max` bytes; beyond it, stops reading and reports it. A body the server found cut
- * (runtime/http/body-cut.ts) is reported at once, never waited for.
- */
-export function readBody(req: IncomingMessage, max: number): Promise<BodyResult> {
-  const declared = Number(req.headers['content-length'] ?? NaN)
-  if (declared > max) return Promise.resolve({ ok: false, tooLarge: true })
-  const cut = bodyCutBy(req)
-  if (cut) return Promise.resolve(cutResult(cut))
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    req.on('data', (c: Buffer) => {
-      size += c.length
-      if (size > max) {
-        req.removeAllListeners('data')
-        req.pause()
-        resolve({ ok: false, tooLarge: true })
-        return
-      }
-      chunks.push(c)
-    })
-    req.on('end', () => resolve({ ok: true, text: Buffer.concat(chunks, size).toString('utf8') }))
-    req.on('error', (e: Error) => (bodyCutBy(req) === e ? resolve(cutResult(e)) : reject(e)))
-  })
 }
 
 /** A web Request carrying the node request's method, URL and headers (the body is handed to the SDK parsed). */

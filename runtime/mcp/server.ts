@@ -11,8 +11,7 @@
  * - `logging`: a tool call's log messages (runtime/mcp/logging.ts) go to the caller at the level it asked for.
  */
 import { LOG_LEVEL_META_KEY, ProtocolError, ProtocolErrorCode, Server, type AuthInfo, type CallToolResult, type JSONRPCRequest, type LoggingLevel, type Result, type ServerContext } from '@modelcontextprotocol/server'
-import type { Metrics } from '../metrics.ts'
-import type { Clock } from '../config.ts'
+import type { Clock } from '../config-types.ts'
 import type { VersionSource } from '../versions/state.ts'
 import type { PromptDeclaration } from '../define.ts'
 import { ApiError, toApiError } from '../errors.ts'
@@ -82,13 +81,18 @@ function invalid(message: string): ProtocolError {
   return new ProtocolError(ProtocolErrorCode.InvalidParams, message)
 }
 
+/** What the MCP server reports of each tool call (runtime/metrics.ts implements it). */
+export interface ToolMetrics {
+  toolCall(tool: string, error: string | undefined): void
+}
+
 export interface McpServerDeps {
   catalog: McpCatalog
   pipeline: Pipeline
   clock: Clock
   log: Logger
   /** Counts tool calls by tool and error code (runtime/metrics.ts); optional. */
-  metrics?: Pick<Metrics, 'toolCall'>
+  metrics?: ToolMetrics
   /** Keeps a 2025-era session's log level (runtime/mcp/sessions.ts); false when the session is gone. */
   setLogLevel?: (principal: Principal, sessionId: string, level: LoggingLevel) => Promise<boolean>
 }

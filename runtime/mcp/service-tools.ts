@@ -4,7 +4,7 @@
  * version's status, and its sunset date once deprecated). Both are free.
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server'
-import type { Clock } from '../config.ts'
+import type { Clock } from '../config-types.ts'
 import { discoveryPayload, type VersionSource } from '../versions/state.ts'
 import { JSON_SCHEMA_DIALECT } from './json-schema.ts'
 import { argsSchema, parseArgs } from './tool-args.ts'

@@ -11,7 +11,7 @@
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
 import { randomUUID } from 'node:crypto'
 import type postgres from 'postgres'
-import type { Clock } from '../config.ts'
+import type { Clock } from '../config-types.ts'
 import { withDeadline } from '../db/deadline.ts'
 import { ApiError, unauthorized } from '../errors.ts'
 import type { Principal } from '../auth/principal.ts'

@@ -1,7 +1,7 @@
 /** What the authorization server's handlers share. */
 import { createHmac } from 'node:crypto'
 import type postgres from 'postgres'
-import type { Clock, OAuthConfig } from '../config.ts'
+import type { Clock, OAuthConfig } from '../config-types.ts'
 import type { Logger } from '../log.ts'
 import type { BurstGuard } from '../quota/burst-guard.ts'
 import type { AccessTokens } from './access-tokens.ts'

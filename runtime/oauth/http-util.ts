@@ -1,6 +1,6 @@
 /** HTTP plumbing of the authorization server: bodies, JSON and OAuth error answers, redirects, cookies. */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { readBody } from '../mcp/http-io.ts'
+import { readBody } from '../http/request-body.ts'
 import type { ApiError } from '../errors.ts'
 import { errorPage, sendPage } from './pages.ts'
 

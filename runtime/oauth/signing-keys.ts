@@ -8,7 +8,7 @@
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose'
 import { randomBytes } from 'node:crypto'
 import type postgres from 'postgres'
-import type { Clock } from '../config.ts'
+import type { Clock } from '../config-types.ts'
 import { seal, unseal } from './crypto.ts'
 
 export const ALG = 'ES256'

@@ -18,7 +18,7 @@
  * other client — registered automatically or issued elsewhere — fails with 400 `access_denied`. A client issued for
  * one account never gets tokens for another account's users.
  */
-import { authorizationOf, SEVERAL_AUTHORIZATIONS } from '../auth/authenticate.ts'
+import { authorizationOf, SEVERAL_AUTHORIZATIONS } from '../http/authorization.ts'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { findClient, secretMatches, type OAuthClient } from './clients.ts'

@@ -5,7 +5,7 @@
  * audience = our client id, expiry, nonce). Only a verified e-mail identifies a user.
  */
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose'
-import type { Clock } from '../config.ts'
+import type { Clock } from '../config-types.ts'
 
 /**
  * undici's `request`, loaded on the first outbound call: a service without an upstream provider never needs it, and

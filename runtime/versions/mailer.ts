@@ -3,7 +3,7 @@
  * for a run. `send` tells a refusal (nothing was delivered: the caller may retry later) from an outcome it cannot
  * know (the connection broke mid-message: the e-mail may have gone out).
  */
-import type { MailConfig } from '../config.ts'
+import type { MailConfig } from '../config-types.ts'
 
 export interface Mailer {
   send(m: { to: string; subject: string; text: string }): Promise<{ messageId: string | null }>

@@ -5,7 +5,7 @@
  * pruned. `orgscan versions notify` reads them.
  */
 import type postgres from 'postgres'
-import type { Clock } from '../config.ts'
+import type { Clock } from '../config-types.ts'
 import type { Logger } from '../log.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { Surface } from '../plan.ts'
