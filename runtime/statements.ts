@@ -4,7 +4,7 @@
  * PostgreSQL builds the JSON (measured faster than JSON.stringify in Node). Every value is a
  * bound parameter; every identifier comes from the registry.
  */
-import { sqlExpr } from './fields.ts'
+import { quotedColumn, sqlExpr } from './fields.ts'
 import { buildObject, orderBy, type CompiledResource } from './registry.ts'
 import type { GetPlan, ListPlan } from './plan.ts'
 import { compileFilter } from './rql/index.ts'
@@ -90,6 +90,16 @@ function head(c: CompiledResource, b: Binder, s: Scope, parentId?: string): { ct
   return { cte, cols: `${SCAN}::text AS scan_id, EXISTS (SELECT 1 FROM o) AS org_ok, ${SCAN} IS NOT NULL AS has_scan, ${parent} AS parent_ok` }
 }
 
+/**
+ * The column that, with `scan_id`, is the primary key of an org-scoped resource's table (runtime/db/ddl.ts): its
+ * tiebreak, when that is a plain column. A page is then found by this key first (`listStatement`).
+ */
+function pageKey(c: CompiledResource): string | undefined {
+  if (c.decl.scope !== 'org' || c.tiebreak === undefined) return undefined
+  const spec = c.fields.get(c.tiebreak)!
+  return spec.expr ? undefined : quotedColumn(c.tiebreak)
+}
+
 export function listStatement(c: CompiledResource, plan: ListPlan, s: Scope): Statement {
   const b = new Binder()
   const { cte, cols } = head(c, b, s, plan.parentId)
@@ -104,10 +114,24 @@ export function listStatement(c: CompiledResource, plan: ListPlan, s: Scope): St
     // them, never for the rows an offset skips (a deep offset would otherwise build thousands of objects).
     const lim = b.bind(plan.limit)
     const off = b.bind(plan.offset)
-    inner =
-      `SELECT '[' || coalesce(string_agg(s.j, ',' ORDER BY s.rn) FILTER (WHERE s.rn <= ${lim}::bigint), '') || ']' AS data, count(*)::int AS n ` +
-      `FROM (SELECT row_number() OVER (ORDER BY ${order}) AS rn, ${select} AS j ` +
-      `FROM (SELECT * FROM ${c.decl.table} t WHERE ${where} ORDER BY ${order} LIMIT ${lim}::bigint + 1 OFFSET ${off}::bigint) t) s`
+    const page = `ORDER BY ${order} LIMIT ${lim}::bigint + 1 OFFSET ${off}::bigint`
+    const aggregate = `SELECT '[' || coalesce(string_agg(s.j, ',' ORDER BY s.rn) FILTER (WHERE s.rn <= ${lim}::bigint), '') || ']' AS data, count(*)::int AS n `
+    const key = pageKey(c)
+    if (key) {
+      // Deferred join: the page is chosen by its keys alone, then only its rows are read. The rows an offset skips
+      // are never read whole, and when the sort and the filter need only indexed columns, not at all (an index-only
+      // scan): see docs/adr/0105-cheap-worst-filters.md.
+      inner =
+        aggregate +
+        `FROM (SELECT row_number() OVER (ORDER BY ${order}) AS rn, ${select} AS j ` +
+        `FROM (SELECT t.${key} AS k FROM ${c.decl.table} t WHERE ${where} ${page}) p ` +
+        `JOIN ${c.decl.table} t ON t.scan_id = ${SCAN} AND t.${key} = p.k) s`
+    } else {
+      inner =
+        aggregate +
+        `FROM (SELECT row_number() OVER (ORDER BY ${order}) AS rn, ${select} AS j ` +
+        `FROM (SELECT * FROM ${c.decl.table} t WHERE ${where} ${page}) t) s`
+    }
   }
   const fixed = (plan.filter === undefined || plan.filter === c.defaultFilter) && plan.sort === c.defaultSort && plan.fields === undefined
   return { text: `${cte} SELECT ${cols}, d.data, d.n FROM (${inner}) d`, values: b.values, fixed }
