@@ -223,8 +223,29 @@ async function importFrom(
     if (problems.length > 0) throw invalid(problems)
     return { scanId: e.scanId, orgId: head.org.salesforceId, counts: {}, alreadyImported: true as const }
   })
+  if (!('alreadyImported' in result)) await vacuumLarge(sql, targets, result.counts)
   progress.finish()
   return result
+}
+
+/** An import that writes at least this many records into a table vacuums the table after it commits (`vacuumLarge`). */
+export const VACUUM_FROM = 1000
+
+/**
+ * VACUUMs the tables an import wrote many records into, once it has committed: their pages are then marked all-visible,
+ * and a deep page of a list skips its rows in an index-only scan instead of visiting each row in the table
+ * (docs/adr/0105-cheap-worst-filters.md). PostgreSQL's autovacuum gets there on its own within minutes; the embedded
+ * database has no autovacuum, so there the new scan's pages would never be. Not part of the import: the scan is
+ * committed, and a failure here (a connection lost) leaves it as it is; a role that may not vacuum only gets a warning.
+ */
+async function vacuumLarge(sql: postgres.Sql, targets: Map<string, Target>, counts: Record<string, number>): Promise<void> {
+  const tables = [...targets].filter(([name]) => (counts[name] ?? 0) >= VACUUM_FROM).map(([, t]) => t.shape.resource.decl.table)
+  if (tables.length === 0) return
+  try {
+    await sql.unsafe(`VACUUM ${tables.join(', ')}`)
+  } catch {
+    // The import stands; the tables are vacuumed by the next large import (or autovacuum).
+  }
 }
 
 /** Creates or updates the org (refusing another account's) and inserts the scan row; returns the scan's id. */
