@@ -114,8 +114,8 @@ class Compiler {
         if (n.op === 'like') return `${expr} LIKE ${this.bind(likePattern(this.text(n.field, n.value)))}::text`
         if (n.op === 'ilike') {
           // What ILIKE does in a UTF-8 database (lower both sides, then LIKE), with the pattern lowered once instead
-          // of for every row (a 200-character pattern made that most of a filter's cost), and the value lowered
-          // once per row for all the field's patterns when an enclosing sub-select does it (`logical`).
+          // of again for every row, and the value lowered once per row for all the field's patterns when an
+          // enclosing sub-select does it (`logical`).
           const pattern = this.bind(likePattern(this.text(n.field, n.value)))
           return `${this.lowered.get(n.field) ?? `lower(${expr})`} LIKE (SELECT lower(${pattern}::text))`
         }
@@ -135,8 +135,8 @@ class Compiler {
 
   /**
    * `and`/`or`. Two rewrites that change no answer (both operators are associative and commutative, also with NULLs):
-   * - many comparisons of one field with one operator are one (`MERGED`): 280 `eq` under `or` cost a comparison each
-   *   for every row, the list one probe of a hash;
+   * - many comparisons of one field with one operator are one (`MERGED`): many `eq` under `or` cost a comparison
+   *   each for every row, their list one probe of a hash;
    * - when two or more arguments hold `ilike` conditions on one field (and no single argument holds them all), those
    *   arguments are evaluated in a sub-select that lowers the field once per row for all of them.
    */
