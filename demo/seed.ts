@@ -48,7 +48,18 @@ const fmt = (n: number) => n.toLocaleString('en-US')
  * process, a full disk) leaves the database as empty as it found it, never a part of the demo.
  */
 export async function seedDemo(sql: postgres.Sql, resources: readonly CompiledResource[], opts: SeedOptions = {}): Promise<SeedResult> {
-  return sql.begin((tx) => seedDemoIn(tx, resources, opts))
+  const seeded = await sql.begin((tx) => seedDemoIn(tx, resources, opts))
+  await vacuumSeeded(sql)
+  return seeded
+}
+
+/**
+ * VACUUMs the database once a seed has committed: its imports ran inside the seed's transaction, where they cannot
+ * vacuum the tables they filled (runtime/bundle/import-bundle.ts `vacuumLarge`), and the embedded database never
+ * vacuums by itself; without it a deep page of a list visits every row it skips.
+ */
+export async function vacuumSeeded(sql: postgres.Sql): Promise<void> {
+  await sql`VACUUM`
 }
 
 /** `seedDemo` inside the caller's transaction, for a caller that writes more in it (the first start's demo key). */

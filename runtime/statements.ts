@@ -4,7 +4,7 @@
  * PostgreSQL builds the JSON (measured faster than JSON.stringify in Node). Every value is a
  * bound parameter; every identifier comes from the registry.
  */
-import { jsonText, sqlExpr } from './fields.ts'
+import { jsonText, quotedColumn, sqlExpr } from './fields.ts'
 import { buildObject, orderBy, type CompiledResource } from './registry.ts'
 import type { CountPlan, GetPlan, ListPlan } from './plan.ts'
 import { compileFilter } from './rql/index.ts'
@@ -93,6 +93,16 @@ function head(c: CompiledResource, b: Binder, s: Scope, parentId?: string): { ct
 }
 
 /**
+ * The column that, with `scan_id`, is the primary key of an org-scoped resource's table (runtime/db/ddl.ts): its
+ * tiebreak, when that is a plain column. A page is then found by this key first (`listStatement`).
+ */
+function pageKey(c: CompiledResource): string | undefined {
+  if (c.decl.scope !== 'org' || c.tiebreak === undefined) return undefined
+  const spec = c.fields.get(c.tiebreak)!
+  return spec.expr ? undefined : quotedColumn(c.tiebreak)
+}
+
+/**
  * A page of a list. Its last column is how many records the filter matches (`total`), counted in the same statement
  * unless `knownFor` names the scan the statement reads (its total is known: runtime/cache/totals.ts); then NULL, and
  * PostgreSQL never runs the count (a CASE branch not taken).
@@ -111,10 +121,24 @@ export function listStatement(c: CompiledResource, plan: ListPlan, s: Scope, kno
     // them, never for the rows an offset skips (a deep offset would otherwise build thousands of objects).
     const lim = b.bind(plan.limit)
     const off = b.bind(plan.offset)
-    inner =
-      `SELECT '[' || coalesce(string_agg(s.j, ',' ORDER BY s.rn) FILTER (WHERE s.rn <= ${lim}::bigint), '') || ']' AS data, count(*)::int AS n ` +
-      `FROM (SELECT row_number() OVER (ORDER BY ${order}) AS rn, ${select} AS j ` +
-      `FROM (SELECT * FROM ${c.decl.table} t WHERE ${where} ORDER BY ${order} LIMIT ${lim}::bigint + 1 OFFSET ${off}::bigint) t) s`
+    const page = `ORDER BY ${order} LIMIT ${lim}::bigint + 1 OFFSET ${off}::bigint`
+    const aggregate = `SELECT '[' || coalesce(string_agg(s.j, ',' ORDER BY s.rn) FILTER (WHERE s.rn <= ${lim}::bigint), '') || ']' AS data, count(*)::int AS n `
+    const key = pageKey(c)
+    if (key) {
+      // Deferred join: the page is chosen by its keys alone, then only its rows are read. The rows an offset skips
+      // are never read whole, and when the sort and the filter need only indexed columns, not at all (an index-only
+      // scan): see docs/adr/0105-cheap-worst-filters.md.
+      inner =
+        aggregate +
+        `FROM (SELECT row_number() OVER (ORDER BY ${order}) AS rn, ${select} AS j ` +
+        `FROM (SELECT t.${key} AS k FROM ${c.decl.table} t WHERE ${where} ${page}) p ` +
+        `JOIN ${c.decl.table} t ON t.scan_id = ${SCAN} AND t.${key} = p.k) s`
+    } else {
+      inner =
+        aggregate +
+        `FROM (SELECT row_number() OVER (ORDER BY ${order}) AS rn, ${select} AS j ` +
+        `FROM (SELECT * FROM ${c.decl.table} t WHERE ${where} ${page}) t) s`
+    }
   }
   const fixed = (plan.filter === undefined || plan.filter === c.defaultFilter) && plan.sort === c.defaultSort && plan.fields === undefined
   const counted = `(SELECT count(*) FROM ${c.decl.table} t WHERE ${where})`

@@ -5,7 +5,7 @@
  */
 import { stderrAccessSink } from '../../runtime/http/access-sink.ts'
 import type postgres from 'postgres'
-import { seedDemoIn } from '../../demo/seed.ts'
+import { seedDemoIn, vacuumSeeded } from '../../demo/seed.ts'
 import { DEMO_ACCOUNTS, DEMO_USER } from '../../demo/orgs.ts'
 import type { Config } from '../../runtime/config.ts'
 import type { ServiceOptions } from '../../runtime/service.ts'
@@ -65,6 +65,7 @@ export function seedOnFirstStart(config: Config): NonNullable<ServiceOptions['on
       // The demo user signs in (OAuth) with a password derived from the pepper, printed on every start.
       await tx`UPDATE users SET password_hash = ${passwordHash} WHERE lower(email) = lower(${DEMO_USER.email}) AND password_hash IS NULL`
     })
+    await vacuumSeeded(db.sql)
     say(`Seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s.`)
   }
 }

@@ -224,6 +224,9 @@ async function importFrom(
     if (problems.length > 0) throw invalid(problems)
     return { scanId: e.scanId, orgId: head.org.salesforceId, counts: {}, alreadyImported: true as const }
   })
+  // Inside a caller's transaction (the first start's seed) nothing is committed yet, and VACUUM cannot run in one:
+  // the caller vacuums once it has committed.
+  if (!('alreadyImported' in result) && !('savepoint' in sql)) await vacuumLarge(sql, targets, result.counts)
   progress.finish()
   return result
 }
@@ -231,6 +234,26 @@ async function importFrom(
 /** Runs `fn` in a transaction of its own, or in a savepoint of the caller's transaction (rolled back alone on failure). */
 function inTransaction<T>(sql: postgres.Sql | postgres.TransactionSql, fn: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
   return ('savepoint' in sql ? sql.savepoint(fn) : sql.begin(fn)) as Promise<T>
+}
+
+/** An import that writes at least this many records into a table vacuums the table after it commits (`vacuumLarge`). */
+export const VACUUM_FROM = 1000
+
+/**
+ * VACUUMs the tables an import wrote many records into, once it has committed: their pages are then marked all-visible,
+ * and a deep page of a list skips its rows in an index-only scan instead of visiting each row in the table
+ * (docs/adr/0105-cheap-worst-filters.md). PostgreSQL's autovacuum gets there on its own within minutes; the embedded
+ * database has no autovacuum, so there the new scan's pages would never be. Not part of the import: the scan is
+ * committed, and a failure here (a connection lost) leaves it as it is; a role that may not vacuum only gets a warning.
+ */
+async function vacuumLarge(sql: postgres.Sql, targets: Map<string, Target>, counts: Record<string, number>): Promise<void> {
+  const tables = [...targets].filter(([name]) => (counts[name] ?? 0) >= VACUUM_FROM).map(([, t]) => t.shape.resource.decl.table)
+  if (tables.length === 0) return
+  try {
+    await sql.unsafe(`VACUUM ${tables.join(', ')}`)
+  } catch {
+    // The import stands; the tables are vacuumed by the next large import (or autovacuum).
+  }
 }
 
 /** A database error of the org or scan row, as the one line an operator needs (the rest of the import is undone). */

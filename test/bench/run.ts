@@ -8,8 +8,9 @@
  * ratios; writes results/latest.json.
  *
  * Then `--workers 2` against one process (workers.ts), the access log's cost in alternating turns
- * (access-log-cost.ts), MCP against REST in alternating turns on one server (mcp-vs-rest.ts), and the import and
- * export speed of a large bundle (import-speed.ts).
+ * (access-log-cost.ts), MCP against REST in alternating turns on one server (mcp-vs-rest.ts), the worst legal filters
+ * and deep pages with the cache off (worst-filter-times.ts, about 30 s), and the import and export speed of a large
+ * bundle (import-speed.ts).
  *
  * Env: BENCH_DATABASE_URL (default TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test), BENCH_SECONDS (10),
  * BENCH_CONNECTIONS (32), BENCH_ROUNDS (2), BENCH_SCALE (1), BENCH_IMPORT (0: without the import speed),
@@ -30,6 +31,7 @@ import { measureImportSpeed } from './import-speed.ts'
 import { benchWorkers } from './workers.ts'
 import { benchAccessLog } from './access-log-cost.ts'
 import { benchMcpVsRest } from './mcp-vs-rest.ts'
+import { timeWorstFilters } from './worst-filter-times.ts'
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
@@ -190,6 +192,11 @@ try {
   const accessLog = await benchAccessLog({ start, stop, measure: (load, s) => measure(load, s), path, headers: auth, serveArgs: SERVE_ARGS, pairs: 12, seconds: 4, log })
   // MCP against REST on one server, in alternating short turns (test/bench/mcp-vs-rest.ts).
   const mcpVsRest = await benchMcpVsRest({ start, stop, measure: (load, s) => measure(load, s), mcpLoad: (url) => mcpLoad(url, auth, org.salesforceId), path, headers: auth, serveArgs: SERVE_ARGS, pairs: 6, seconds: 4, log })
+  // The worst legal filters and deep pages, the response cache off so that each reads the database (worst-filter-times.ts).
+  log('worst legal list requests (response cache off), median ms of five:')
+  const worstServer = await start(SERVE_ARGS, { ORGSCAN_CACHE_MB: '0' })
+  const worstFilters = await timeWorstFilters({ url: worstServer.url, orgId: org.salesforceId, authorization: auth.authorization, loadSeconds: seconds, connections, log: (l) => log(`  ${l}`) })
+  await stop(worstServer.child)
   const max = (xs: Array<number | undefined>) => Math.max(...xs.map((x) => x ?? 0))
   const summary = Object.fromEntries(
     Object.entries(results).map(([k, ms]) => [k, { rps: median(ms.map((m) => m.rps)), p50: median(ms.map((m) => m.p50)), p99: median(ms.map((m) => m.p99)), non2xx: ms.reduce((a, m) => a + m.non2xx, 0), rssPeakMb: max(ms.map((m) => m.rssPeakMb)), rssAfterMb: max(ms.map((m) => m.rssAfterMb)), runs: ms }]),
@@ -206,6 +213,8 @@ try {
   // Every list now says meta.total, counted once per (scan, filter) and then skipped: the lists' ratios to the baseline
   // compare with the previous results file's, taken before totals (target: within 10 %).
   log(`  lists with meta.total: the repeated request without the cache / baseline ${(summary.nocache.rps / base).toFixed(2)}, misses ${(summary['nocache-miss'].rps / base).toFixed(2)} (compare: the results file before totals); a grouped count of the large org's fields by object: ${summary.count.rps.toFixed(0)} req/s, p99 ${summary.count.p99} ms`)
+  const slowest = worstFilters.shapes.reduce((a, b) => (b.medianMs > a.medianMs ? b : a))
+  log(`  worst filters: slowest median ${slowest.medianMs.toFixed(0)} ms (${slowest.name}; target ≤ 150); offset 20,000 under every sort ≤ ${worstFilters.deepSorts.maxMs.toFixed(0)} ms; distinct deep pages ${worstFilters.deepLoad.rps.toFixed(0)} req/s, p99 ${worstFilters.deepLoad.p99} ms`)
   const out = {
     date: new Date().toISOString(),
     endpoints: {
@@ -220,7 +229,7 @@ try {
       'replica-miss': 'the distinct-page stream, ORGSCAN_CACHE_MB=0, DATABASE_REPLICA_URL: a streaming replica of the bench database',
       mcp: 'tools/call list_org_fields {orgId, limit: 50} in a 2025-11-25 session (a hit)',
     },
-    generator, orgFields: n, connections, seconds, rounds, scale, summary, workers, accessLog, mcpVsRest,
+    generator, orgFields: n, connections, seconds, rounds, scale, summary, workers, accessLog, mcpVsRest, worstFilters,
     ratios: { ...Object.fromEntries(Object.entries(summary).map(([k, s]) => [k, s.rps / base])), mcpToRest: summary.mcp.rps / summary.rest.rps, mcpToRestPairs: mcpVsRest.rpsRatio, accessLogOnToOff: accessLog.rpsRatio, accessLogOnToOffRounds: summary.rest.rps / summary['rest-nolog'].rps, missWithToWithoutCache: summary['rest-miss'].rps / summary['nocache-miss'].rps },
   }
   // Import and export speed of bundles (test/bench/import-speed.ts); BENCH_IMPORT=0 leaves it out.

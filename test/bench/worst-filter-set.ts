@@ -18,6 +18,8 @@ const BACKTRACK = '*a*a*a*a*a*e'
 const LONG = `*${'a'.repeat(38)}*${'b'.repeat(38)}*${'c'.repeat(38)}*${'d'.repeat(38)}*${'e'.repeat(38)}*`
 const eight = (f: (i: number) => string) => Array.from({ length: 8 }, (_, i) => f(i)).join(',')
 const fields4 = ['label', 'apiName', 'objectApiName', 'type']
+/** `n` distinct values of one to two characters (0, 1, …, rr): a thousand of them fit in a filter. */
+const short = (n: number) => Array.from({ length: n }, (_, i) => i.toString(36)).join(',')
 
 export interface WorstFilter {
   name: string
@@ -37,4 +39,10 @@ export const WORST_FILTERS: readonly WorstFilter[] = [
   { name: 'the largest out on a timestamp, deep offset', path: `fields?limit=200&offset=10000&sort=createdDate&filter=${q(fit((n) => `out(lastModifiedDate,${Array.from({ length: n }, (_, i) => new Date(Date.UTC(2021, 0, 1) + i * 3_600_000).toISOString().slice(0, 19) + 'Z').join(',')})`, 300))}` },
   { name: 'eight patterns on the last page', path: `fields?limit=200&offset=20700&sort=label&filter=${q(`or(${eight(() => `ilike(label,${SIX})`)})`)}` },
   { name: 'eight patterns on issue titles', path: `issues?limit=200&filter=${q(`or(${eight(() => `ilike(title,${SIX})`)})`)}` },
+  // An external tester's shapes: the most values one list may have, negated, on the last page of an unindexed sort;
+  // and such a list together with the eight patterns.
+  { name: 'in of 1,000 values on text', path: `fields?limit=200&filter=${q(fit((n) => `in(label,${short(n)})`, 1000))}` },
+  { name: 'not(in) of 1,000 values, sort=label, offset 20,000', path: `fields?limit=200&offset=20000&sort=label&filter=${q(fit((n) => `not(in(label,${short(n)}))`, 1000))}` },
+  { name: 'in of 1,000 values or eight 6-wildcard patterns', path: `fields?limit=200&filter=${q(fit((n) => `or(in(label,${short(n)}),${eight((i) => `ilike(${fields4[i % 4]},${SIX})`)})`, 1000))}` },
+  { name: 'the same, negated, sort=-label, offset 20,000', path: `fields?limit=200&offset=20000&sort=-label&filter=${q(fit((n) => `not(or(in(label,${short(n)}),${eight((i) => `ilike(${fields4[i % 4]},${SIX})`)}))`, 1000))}` },
 ]
