@@ -29,6 +29,7 @@ import { PreparedShapes } from './db/prepared-shapes.ts'
 import { createOAuthServer, type OAuthServer } from './oauth/server.ts'
 import { ResponseCache } from './cache/response-cache.ts'
 import { applyCacheNotification, CACHE_CHANNEL, OrgStateCache } from './cache/org-state.ts'
+import { QUERY_DEADLINE_MS } from './db/deadline.ts'
 import { LimitListener } from './quota/limit-listener.ts'
 import { buildHealthRoutes } from './http/health.ts'
 import type { AccessLine, AccessLog } from './http/access-log.ts'
@@ -140,7 +141,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     // Hot reads: the response cache, and the org-state cache kept fresh by migration 006's notifications (PostgreSQL;
     // on the embedded database every change is made in this process and reported through adminChanged). Its lookups
     // run on the control pool, like the key and quota lookups every request needs: never behind data reads.
-    hot = { responses: new ResponseCache(config.cache.maxBytes), orgs: new OrgStateCache(db.sql, clock, config.cache.orgStateMs, config.authCacheMs) }
+    // On the embedded database an entry past its lifetime is served while its refresh waits for the one connection
+    // (at most the lookup's deadline): every change there is made in this process and invalidates at once.
+    const grace = db.kind === 'embedded' ? QUERY_DEADLINE_MS : 0
+    hot = { responses: new ResponseCache(config.cache.maxBytes), orgs: new OrgStateCache(db.sql, clock, config.cache.orgStateMs, config.authCacheMs, QUERY_DEADLINE_MS, grace) }
     const h = hot
     const notified = (payload?: string) => {
       if (payload?.startsWith('key:')) a.forget(payload.slice(4))

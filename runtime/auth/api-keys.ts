@@ -206,6 +206,7 @@ export class ApiKeyAuthenticator {
   }
 
   private recognised(v: VerifiedHeader, now: number): Principal {
+    this.refreshAhead(v.keyId, now - v.entry.at)
     this.verifiedHits++
     this.lastUsed.set(v.keyId, now)
     return v.principal
@@ -239,13 +240,27 @@ export class ApiKeyAuthenticator {
    */
   private async lookup(keyId: string, admission: LookupAdmission | undefined): Promise<CachedKey | undefined> {
     const hit = this.cache.get(keyId)
-    if (hit && this.clock() - hit.at < this.cacheMs) return 'missing' in hit ? undefined : hit
+    const age = hit ? this.clock() - hit.at : Infinity
+    if (age < this.cacheMs) {
+      if ('missing' in hit!) return undefined
+      this.refreshAhead(keyId, age)
+      return hit
+    }
     const joining = this.inFlight.has(keyId)
     if (!joining && admission && !admission.take()) throw new LookupNotAdmitted()
     const p = shared(this.inFlight, keyId, () => this.fetch(keyId))
     // The database did not answer: no authentication failed.
     if (!joining) p.catch(() => admission?.giveBack())
     return p
+  }
+
+  /**
+   * A valid key's entry past half its lifetime is looked up again in the background: a busy key's requests never wait
+   * for its lookup (on the embedded database one may wait for a running data read), and the bound on a revocation
+   * made elsewhere stays `cacheMs`. A failure is nobody's: the entry serves out its lifetime.
+   */
+  private refreshAhead(keyId: string, age: number): void {
+    if (2 * age >= this.cacheMs && !this.inFlight.has(keyId)) shared(this.inFlight, keyId, () => this.fetch(keyId)).catch(() => undefined)
   }
 
   private async fetch(keyId: string): Promise<CachedKey | undefined> {

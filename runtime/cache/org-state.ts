@@ -14,8 +14,11 @@
  * it the control pool, not the read pool: a lookup every request needs never waits behind data reads.
  *
  * Refreshed ahead: a request that finds an entry past half its lifetime still gets it at once, and starts a lookup in
- * the background that replaces it (stale-while-revalidate within the lifetime): a busy org's requests never wait for
- * its lookup, while no entry is ever served past the bounds above, and an invalidation still drops it at once.
+ * the background that replaces it (stale-while-revalidate): a busy org's requests never wait for its lookup, and an
+ * invalidation still drops an entry at once. An entry is served past its lifetime (its refresh under way) for at most
+ * `graceMs` more: the service gives a grace only on the embedded database, whose every change is made in this process
+ * and invalidates at once (no notification to lose), and whose one connection may make a refresh wait for a running
+ * data read. On PostgreSQL there is none: the bounds above stand as they are.
  */
 import type postgres from 'postgres'
 import type { Clock } from '../config.ts'
@@ -48,6 +51,7 @@ export class OrgStateCache {
     private readonly orgTtlMs: number,
     private readonly grantTtlMs: number,
     private readonly deadlineMs = QUERY_DEADLINE_MS,
+    private readonly graceMs = 0,
   ) {}
 
   /**
@@ -64,9 +68,10 @@ export class OrgStateCache {
   private org(orgId: string): Promise<OrgState | null> {
     const now = this.clock()
     const hit = this.orgs.get(orgId)
-    if (hit && now - hit.at < this.orgTtlMs) {
-      if (2 * (now - hit.at) >= this.orgTtlMs && !this.pendingOrgs.has(orgId)) ahead(this.lookupOrg(orgId, now))
-      return Promise.resolve(hit.state)
+    const age = hit ? now - hit.at : Infinity
+    if (age < this.orgTtlMs + this.graceMs) {
+      if (2 * age >= this.orgTtlMs && !this.pendingOrgs.has(orgId)) ahead(this.lookupOrg(orgId, now))
+      return Promise.resolve(hit!.state)
     }
     return this.lookupOrg(orgId, now)
   }
@@ -86,9 +91,10 @@ export class OrgStateCache {
     const key = `${userId}:${orgId}`
     const now = this.clock()
     const hit = this.grants.get(key)
-    if (hit && now - hit.at < this.grantTtlMs) {
-      if (2 * (now - hit.at) >= this.grantTtlMs && !this.pendingGrants.has(key)) ahead(this.lookupGrant(userId, orgId, key, now))
-      return Promise.resolve(hit.granted)
+    const age = hit ? now - hit.at : Infinity
+    if (age < this.grantTtlMs + this.graceMs) {
+      if (2 * age >= this.grantTtlMs && !this.pendingGrants.has(key)) ahead(this.lookupGrant(userId, orgId, key, now))
+      return Promise.resolve(hit!.granted)
     }
     return this.lookupGrant(userId, orgId, key, now)
   }
