@@ -3,10 +3,11 @@
  * filters in flight for 10 s — the shapes an external tester used first (test/bench/worst-filter-set.ts) — while
  * account B reads a small list every 100 ms, as the tester's B did. With default settings (the production key cache,
  * response cache and org-state bound), every B request succeeds and B's p99 stays under 1 s: B's lists answered from
- * the response cache, and B's pages that each read the database; on the embedded database too, where one connection
- * serves everybody. The tester saw a p99 of 5.2–16.2 s: A held every read connection with more queries pipelined
- * behind, B's org-state lookups queued on the same pool, and B's cached answers waited for a database turn.
- * The data is the demo seed at 0.2 scale (about 4,200 fields in A's org), enough to make the attack's filters costly.
+ * the response cache (on both databases), and B's pages that each read the database (PostgreSQL; on the embedded
+ * database such a read waits for A's running statement, which nothing can cancel there). Before the fix both failed:
+ * A held every read connection with more queries pipelined behind, B's org-state lookups queued on the same pool, and
+ * B's cached answers waited for a database turn (figures in the decision record).
+ * The data is the demo seed at half scale, enough to make the attack's filters costly while B's own stay cheap.
  * It runs while no other test file runs (test/alone/, tap's `serial` in package.json): another file's load would be in
  * B's latency too.
  */
@@ -15,7 +16,7 @@ import { startTestService } from '../helpers/service.ts'
 import { updateAccount } from '../../runtime/admin.ts'
 import { PLAIN, percentile, starvationAttack } from '../attack/tenant-starvation.ts'
 
-const ts = await startTestService(t, { seedScale: 0.2, config: { authCacheMs: 5000, cache: { maxBytes: 64 * 1024 * 1024, orgStateMs: 1000 } } })
+const ts = await startTestService(t, { seedScale: 0.5, config: { authCacheMs: 5000, cache: { maxBytes: 64 * 1024 * 1024, orgStateMs: 1000 } } })
 const large = ts.seed.orgs.find((o) => o.large)!
 const other = ts.seed.orgs.find((o) => o.accountId !== large.accountId && o.scans > 0)!
 for (const id of [large.accountId, other.accountId]) await updateAccount(ts.svc.db.sql, id, { dailyLimit: 1_000_000, monthlyLimit: 1_000_000 })

@@ -29,7 +29,7 @@ export const PLAIN = ['fields?limit=50', 'objects?limit=50', 'issues', 'connecte
 function victimPath(i: number, misses: boolean): string {
   if (!misses) return PLAIN[i % PLAIN.length]
   const n = Math.floor(i / 2)
-  return `${i % 2 ? 'objects' : 'fields'}?limit=${10 + (n % 41)}&offset=${Math.floor(n / 41)}`
+  return `${i % 2 ? 'objects' : 'fields'}?limit=${10 + (n % 30)}&offset=${Math.floor(n / 30)}`
 }
 
 function get(agent: Agent, base: URL, path: string, authorization: string): Promise<number> {
