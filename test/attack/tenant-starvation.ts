@@ -25,11 +25,15 @@ export interface AttackReport {
 /** The victim's ordinary requests: default pages of common lists. */
 export const PLAIN = ['fields?limit=50', 'objects?limit=50', 'issues', 'connectedApps']
 
+/** B's pages asked so far (on any server): the next one is never one asked before, in this attack or an earlier one. */
+let pages = 0
+
 /** The `i`-th of B's requests: a plain list, or (misses) a page of fields or objects never asked before. */
 function victimPath(i: number, misses: boolean): string {
   if (!misses) return PLAIN[i % PLAIN.length]
-  const n = Math.floor(i / 2)
-  return `${i % 2 ? 'objects' : 'fields'}?limit=${10 + (n % 30)}&offset=${Math.floor(n / 30)}`
+  const k = pages++
+  const n = Math.floor(k / 2)
+  return `${k % 2 ? 'objects' : 'fields'}?limit=${10 + (n % 30)}&offset=${Math.floor(n / 30)}`
 }
 
 function get(agent: Agent, base: URL, path: string, authorization: string): Promise<number> {
