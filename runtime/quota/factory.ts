@@ -23,7 +23,7 @@ export type QuotaFactory = (ctx: QuotaContext) => QuotaService
  * requests keep finding units while a call waits (docs/adr/0100-fair-share.md). Safe there: only this process can
  * change limits, and it invalidates at once; the lease lifetime is the bound for changes made elsewhere.
  */
-export const EMBEDDED_QUOTA = { leaseHorizonMs: 4000, leaseTtlMs: 10_000, idleReturnMs: 5000 } as const
+const EMBEDDED_QUOTA = { leaseHorizonMs: 4000, leaseTtlMs: 10_000, idleReturnMs: 5000 } as const
 
 /** LISTEN/NOTIFY needs a second connection: only on a PostgreSQL server (embedded PGlite has one). */
 export function quotaFactory(): QuotaFactory {
