@@ -63,10 +63,7 @@ export interface Config {
   admin: { port?: number; host: string }
   /** Hot reads (runtime/cache/): the response cache's bound in bytes (0: off), and how long an org's state is trusted. */
   cache: { maxBytes: number; orgStateMs: number }
-  /**
-   * Fair share per process (docs/adr/0016-fair-share-per-account.md): requests of one account reading at once,
-   * waiting, and the longest wait.
-   */
+  /** Fair share per process (docs/adr/0100-fair-share.md): reads of one account at once (held below the read pool), waiting, and the longest wait for a read to start. */
   fairShare: { perAccount: number | 'auto'; queueDepth: number; maxWaitMs: number }
   /** MCP server (docs/mcp.md). */
   mcp: McpConfig

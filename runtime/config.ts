@@ -68,7 +68,7 @@ export const EnvSchema = v.object({
   ORGSCAN_ORG_CACHE_MS: v.optional(intFromEnv(0, 60_000), '1000'),
   ORGSCAN_ACCOUNT_CONCURRENCY: v.optional(v.union([v.literal('auto'), intFromEnv(1, 1000)]), 'auto'),
   ORGSCAN_ACCOUNT_QUEUE: v.optional(intFromEnv(0, 100_000), '1000'),
-  ORGSCAN_ACCOUNT_QUEUE_WAIT_MS: v.optional(intFromEnv(0, 600_000), '15000'),
+  ORGSCAN_ACCOUNT_QUEUE_WAIT_MS: v.optional(intFromEnv(0, 600_000), '1000'),
   MCP_PORT: v.optional(intFromEnv(0, 65535)),
   ORGSCAN_MCP_VERSIONS: v.optional(v.string()),
   ORGSCAN_MCP_MAX_BODY_BYTES: v.optional(intFromEnv(1024, 100_000_000), '1048576'),

@@ -16,7 +16,7 @@ export const ERROR_CODES = {
   rate_limited: { status: 429, title: 'Too Many Requests', mcp: 'rate_limited' },
   // too many failed authentications from one client address: a bare 429 (docs/adr/0021-authentication-under-attack.md)
   authentication_throttled: { status: 429, title: 'Too Many Requests', mcp: 'rate_limited' },
-  // fair share: too many requests of one account at once (docs/adr/0016-fair-share-per-account.md)
+  // fair share: a read that could not start in time (docs/adr/0100-fair-share.md)
   concurrency_limited: { status: 429, title: 'Too Many Requests', mcp: 'rate_limited' },
   // parse / plan (docs/contract.md §4.1, §7)
   invalid_parameter: { status: 400, title: 'Bad Request', mcp: 'bad_filter' },
@@ -134,7 +134,7 @@ export const ERROR_HELP: Record<ErrorCode, { meaning: string; remedy: string }> 
   forbidden: { meaning: 'The caller may not see this org (a user who was not granted it), or its token lacks a scope.', remedy: 'Ask an administrator to grant the org (`orgscan users grant`) or the scope.' },
   rate_limited: { meaning: "The account's daily or monthly quota is spent.", remedy: 'Wait `Retry-After` seconds (the window resets at `X-RateLimit-Reset`), or ask for a higher limit.' },
   authentication_throttled: { meaning: 'Too many failed authentications from this address; answered with a bare 429 (no body).', remedy: 'Fix the credentials, then retry after `Retry-After` seconds.' },
-  concurrency_limited: { meaning: "Too many of the account's requests are running or waiting at once in this process.", remedy: 'Retry after `Retry-After` seconds with fewer requests in parallel; the unit is not charged.' },
+  concurrency_limited: { meaning: "The request's read could not start in time (`ORGSCAN_ACCOUNT_QUEUE_WAIT_MS`): the account's share of the process's database connections, or all of them, stayed busy, or too many of its requests were already waiting.", remedy: 'Retry after `Retry-After` seconds with fewer requests in parallel; the unit is not charged.' },
   invalid_parameter: { meaning: 'A parameter has a value of the wrong type or out of range, or a single-valued one was repeated, or a `sort` or `fields` entry was given twice (`parameter` names it).', remedy: 'Correct the value; see the endpoint reference.' },
   unknown_parameter: { meaning: 'The endpoint takes no parameter of that name (`allowed` lists those it takes).', remedy: 'Remove it; parameters are case-sensitive.' },
   filter_parse_error: { meaning: 'The RQL filter is not well formed; `offset` points at the problem.', remedy: 'Fix the syntax at `offset` (docs/rql.md).' },

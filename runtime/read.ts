@@ -54,6 +54,12 @@ export interface ReadRequest {
    * written), for a surface that writes them as they are; otherwise they are text (`data`) and nothing is lent.
    */
   lend: boolean
+  /**
+   * Waits for the request's turn at the database (fair share: runtime/pipeline/fair-share.ts) and gives the function
+   * that hands it back. Taken just before the read's first statement, so an answer from the response cache never waits
+   * for it; absent: no turn is taken.
+   */
+  turn?: () => Promise<() => void>
 }
 
 /** Where reads run: the read pool, which of its statements may be prepared, and the hot-read caches. */
@@ -205,13 +211,15 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
     // The filter's total, when this process counted it on a scan before: the statement counts only on another scan.
     const totalKey = key && db.totals ? `${scope.orgId}\n${c.name}\n${LIST_PARTS.filter(plan)}\n${plan.parentId ?? ''}\n${extraText(plan.extra)}` : undefined
     const known = totalKey ? db.totals!.get(totalKey) : undefined
-    const row = await runRead(db, state, (pin) => listStatement(c, plan, { ...scope, scanId: pin }, known?.scanId), plan.filter !== undefined)
-    checkRow(row, decl.scope, decl.parent?.param)
-    if (!row.org_ok && decl.scope === 'org') return orgDenied(db, scope.orgId!, req.principal)
-    const count = Math.min(row.n, plan.limit)
-    const total = row.total ?? known!.total
-    if (totalKey && row.total !== null && row.scan_id !== null) db.totals!.set(totalKey, { scanId: row.scan_id, total })
-    return remember(db, req.lend, scope, key, row, new Answer('list', row.data ?? EMPTY_LIST, { count, total, hasMore: row.n > plan.limit, plan, unpaged: decl.unpaged === true }))
+    return withTurn(req, async () => {
+      const row = await runRead(db, state, (pin) => listStatement(c, plan, { ...scope, scanId: pin }, known?.scanId), plan.filter !== undefined)
+      checkRow(row, decl.scope, decl.parent?.param)
+      if (!row.org_ok && decl.scope === 'org') return orgDenied(db, scope.orgId!, req.principal)
+      const count = Math.min(row.n, plan.limit)
+      const total = row.total ?? known!.total
+      if (totalKey && row.total !== null && row.scan_id !== null) db.totals!.set(totalKey, { scanId: row.scan_id, total })
+      return remember(db, req.lend, scope, key, row, new Answer('list', row.data ?? EMPTY_LIST, { count, total, hasMore: row.n > plan.limit, plan, unpaged: decl.unpaged === true }))
+    })
   }
 
   if (req.op === 'count') {
@@ -220,10 +228,12 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
     const state = await orgState(db, scope)
     const hit = cached(db, state, key, req.lend)
     if (hit) return hit
-    const row = await runRead(db, state, (pin) => countStatement(c, plan, { ...scope, scanId: pin }), plan.filter !== undefined)
-    checkRow(row, decl.scope)
-    if (!row.org_ok) return orgDenied(db, scope.orgId!, req.principal)
-    return remember(db, req.lend, scope, key, row, new Answer('counts', row.data ?? EMPTY_LIST, { total: row.total ?? 0, groups: row.n, hasMore: row.n > plan.limit, count: Math.min(row.n, plan.limit), countPlan: plan }))
+    return withTurn(req, async () => {
+      const row = await runRead(db, state, (pin) => countStatement(c, plan, { ...scope, scanId: pin }), plan.filter !== undefined)
+      checkRow(row, decl.scope)
+      if (!row.org_ok) return orgDenied(db, scope.orgId!, req.principal)
+      return remember(db, req.lend, scope, key, row, new Answer('counts', row.data ?? EMPTY_LIST, { total: row.total ?? 0, groups: row.n, hasMore: row.n > plan.limit, count: Math.min(row.n, plan.limit), countPlan: plan }))
+    })
   }
 
   const idParam = decl.id?.param
@@ -232,19 +242,31 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
   const state = key ? await orgState(db, scope) : undefined
   const hit = key && cached(db, state, key, req.lend)
   if (hit) return hit
-  const row = await runRead(db, state, (pin) => getStatement(c, plan, { ...scope, scanId: pin }), false)
-  if (decl.scope === 'org') {
-    if (!row.org_ok) return orgDenied(db, scope.orgId!, req.principal)
-    checkRow(row, decl.scope)
+  return withTurn(req, async () => {
+    const row = await runRead(db, state, (pin) => getStatement(c, plan, { ...scope, scanId: pin }), false)
+    if (decl.scope === 'org') {
+      if (!row.org_ok) return orgDenied(db, scope.orgId!, req.principal)
+      checkRow(row, decl.scope)
+    }
+    if (row.data === null) {
+      if (decl.scope === 'account') return orgDenied(db, scope.orgId!, req.principal)
+      throw new ApiError('not_found', `${decl.title} not found.`, idParam ? { parameter: idParam } : {})
+    }
+    // A computed singleton's JSON comes from PostgreSQL's json_build_object, which writes `"key" : value`: made as
+    // compact as every other answer (declaration order kept; its numbers are doubles and counts, exact in JavaScript).
+    const data = decl.singletonSql ? Buffer.from(JSON.stringify(JSON.parse(row.data.toString('utf8')))) : row.data
+    return remember(db, req.lend, scope, key, row, new Answer('one', data))
+  })
+}
+
+/** Runs a read's statements within the request's turn at the database (when it has to take one). */
+async function withTurn<T>(req: ReadRequest, statements: () => Promise<T>): Promise<T> {
+  const release = await req.turn?.()
+  try {
+    return await statements()
+  } finally {
+    release?.()
   }
-  if (row.data === null) {
-    if (decl.scope === 'account') return orgDenied(db, scope.orgId!, req.principal)
-    throw new ApiError('not_found', `${decl.title} not found.`, idParam ? { parameter: idParam } : {})
-  }
-  // A computed singleton's JSON comes from PostgreSQL's json_build_object, which writes `"key" : value`: made as
-  // compact as every other answer (declaration order kept; its numbers are doubles and counts, exact in JavaScript).
-  const data = decl.singletonSql ? Buffer.from(JSON.stringify(JSON.parse(row.data.toString('utf8')))) : row.data
-  return remember(db, req.lend, scope, key, row, new Answer('one', data))
 }
 
 const EMPTY_LIST = Buffer.from('[]')

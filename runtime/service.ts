@@ -31,6 +31,7 @@ import { createOAuthServer, type OAuthServer } from './oauth/server.ts'
 import { ResponseCache } from './cache/response-cache.ts'
 import { TotalCache } from './cache/totals.ts'
 import { applyCacheNotification, CACHE_CHANNEL, OrgStateCache } from './cache/org-state.ts'
+import { QUERY_DEADLINE_MS } from './db/deadline.ts'
 import { LimitListener } from './quota/limit-listener.ts'
 import { buildHealthRoutes } from './http/health.ts'
 import type { AccessLine, AccessLog } from './http/access-log.ts'
@@ -69,13 +70,11 @@ function listen(server: Server, port: number, host: string): Promise<Server> {
 const CONTROL_POOL_SIZE = 2
 
 /**
- * Requests of one account reading at once: twice the read pool on PostgreSQL, so that at most two of an account's
- * queries are ever queued ahead of another account's on a connection, while postgres.js still pipelines (a cap of
- * one per connection cost a fifth of the throughput in write syscalls: docs/adr/0016-fair-share-per-account.md); 1 on
- * the embedded database, whose one connection serves everyone in turn.
+ * Reads handed to the database at once in the process: the read pool's connections (one on the embedded database), so
+ * that a read never waits inside the driver behind another account's statement (docs/adr/0100-fair-share.md).
  */
-function defaultPerAccount(db: Database): number {
-  return db.kind === 'embedded' ? 1 : 2 * (db.read.options.max ?? 1)
+function readSlots(db: Database): number {
+  return db.kind === 'embedded' ? 1 : db.read.options.max ?? 1
 }
 
 /** Says at start where reads go; a replica that is down or not a standby is a warning, not a failure (reads fall back). */
@@ -136,14 +135,21 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     oauth = createOAuthServer({ sql: db.sql, pepper, clock, log, config: config.oauth, cacheMs: config.authCacheMs })
     const o = oauth
     quota = (opts.quota ?? quotaFactory())({ sql: db.sql, clock, log, embedded: db.kind === 'embedded' })
+    // One account's share is below the pool (FairShare holds it to slots − 1); `auto` is exactly that.
+    const slots = readSlots(db)
     const fairShare = new FairShare({
-      perAccount: config.fairShare.perAccount === 'auto' ? defaultPerAccount(db) : config.fairShare.perAccount,
+      slots,
+      perAccount: config.fairShare.perAccount === 'auto' ? slots : config.fairShare.perAccount,
       queueDepth: config.fairShare.queueDepth,
       maxWaitMs: config.fairShare.maxWaitMs,
     })
     // Hot reads: the response cache, and the org-state cache kept fresh by migration 006's notifications (PostgreSQL;
-    // on the embedded database every change is made in this process and reported through adminChanged).
-    hot = { responses: new ResponseCache(config.cache.maxBytes), orgs: new OrgStateCache(db.read, clock, config.cache.orgStateMs, config.authCacheMs) }
+    // on the embedded database every change is made in this process and reported through adminChanged). Its lookups
+    // run on the control pool, like the key and quota lookups every request needs: never behind data reads.
+    // On the embedded database an entry past its lifetime is served while its refresh waits for the one connection
+    // (at most the lookup's deadline): every change there is made in this process and invalidates at once.
+    const grace = db.kind === 'embedded' ? QUERY_DEADLINE_MS : 0
+    hot = { responses: new ResponseCache(config.cache.maxBytes), orgs: new OrgStateCache(db.sql, clock, config.cache.orgStateMs, config.authCacheMs, QUERY_DEADLINE_MS, grace) }
     const h = hot
     const notified = (payload?: string) => {
       if (payload?.startsWith('key:')) a.forget(payload.slice(4))

@@ -186,6 +186,7 @@ export class ApiKeyAuthenticator {
     if (entry.revoked) throw unauthorized('This API key has been revoked.')
     // A lookup that proved a valid key was no failed authentication.
     opts.admission?.giveBack()
+    if (entry === cached) this.refreshAhead(keyId, this.clock() - entry.at)
     this.lastUsed.set(keyId, this.clock())
     const principal: Principal = { accountId: entry.accountId, userId: entry.userId, method: 'api_key', credentialId: keyId, quotaExempt: false, enhancedMcpSecurity: entry.enhancedMcp }
     // Only a header verified against a cached entry is remembered: it lives exactly as long as that entry.
@@ -236,6 +237,7 @@ export class ApiKeyAuthenticator {
 
   private recognised(v: VerifiedHeader, now: number): Principal {
     this.verifiedHits++
+    this.refreshAhead(v.keyId, now - v.entry.at)
     this.lastUsed.set(v.keyId, now)
     return v.principal
   }
@@ -285,6 +287,15 @@ export class ApiKeyAuthenticator {
     // The database did not answer: no authentication failed.
     if (!joining) p.catch(() => admission?.giveBack())
     return p
+  }
+
+  /**
+   * A valid key's record past half its lifetime is read again in the background: a busy key's requests never wait for
+   * its lookup (on the embedded database one may wait for a running data read), and the bound on a revocation made
+   * elsewhere stays `cacheMs`. A failure is nobody's: the record serves out its lifetime.
+   */
+  private refreshAhead(keyId: string, age: number): void {
+    if (2 * age >= this.cacheMs && !this.inFlight.has(keyId)) shared(this.inFlight, keyId, () => this.fetch(keyId)).catch(() => undefined)
   }
 
   private async fetch(keyId: string): Promise<KeyRecord> {

@@ -11,7 +11,15 @@
  * bound, 5 s by default).
  *
  * Every lookup has the request path's deadline (runtime/db/deadline.ts: 503 after 15 s, never a request waiting on a
- * starved pool without end), and concurrent requests for the same org or grant share one lookup.
+ * starved pool without end), and concurrent requests for the same org or grant share one lookup. The service gives
+ * it the control pool, not the read pool: a lookup every request needs never waits behind data reads.
+ *
+ * Refreshed ahead: a request that finds an entry past half its lifetime still gets it at once, and starts a lookup in
+ * the background that replaces it (stale-while-revalidate): a busy org's requests never wait for its lookup, and an
+ * invalidation still drops an entry at once. An entry is served past its lifetime (its refresh under way) for at most
+ * `graceMs` more: the service gives a grace only on the embedded database, whose every change is made in this process
+ * and invalidates at once (no notification to lose), and whose one connection may make a refresh wait for a running
+ * data read. On PostgreSQL there is none: the bounds above stand as they are.
  */
 import type postgres from 'postgres'
 import type { Clock } from '../config-types.ts'
@@ -44,6 +52,7 @@ export class OrgStateCache {
     private readonly orgTtlMs: number,
     private readonly grantTtlMs: number,
     private readonly deadlineMs = QUERY_DEADLINE_MS,
+    private readonly graceMs = 0,
   ) {}
 
   /**
@@ -60,7 +69,15 @@ export class OrgStateCache {
   private org(orgId: string): Promise<OrgState | null> {
     const now = this.clock()
     const hit = this.orgs.get(orgId)
-    if (hit && now - hit.at < this.orgTtlMs) return Promise.resolve(hit.state)
+    const age = hit ? now - hit.at : Infinity
+    if (age < this.orgTtlMs + this.graceMs) {
+      if (2 * age >= this.orgTtlMs && !this.pendingOrgs.has(orgId)) ahead(this.lookupOrg(orgId, now))
+      return Promise.resolve(hit!.state)
+    }
+    return this.lookupOrg(orgId, now)
+  }
+
+  private lookupOrg(orgId: string, now: number): Promise<OrgState | null> {
     return shared(this.pendingOrgs, orgId, async () => {
       const gen = this.generation
       this.lookups++
@@ -75,7 +92,15 @@ export class OrgStateCache {
     const key = `${userId}:${orgId}`
     const now = this.clock()
     const hit = this.grants.get(key)
-    if (hit && now - hit.at < this.grantTtlMs) return Promise.resolve(hit.granted)
+    const age = hit ? now - hit.at : Infinity
+    if (age < this.grantTtlMs + this.graceMs) {
+      if (2 * age >= this.grantTtlMs && !this.pendingGrants.has(key)) ahead(this.lookupGrant(userId, orgId, key, now))
+      return Promise.resolve(hit!.granted)
+    }
+    return this.lookupGrant(userId, orgId, key, now)
+  }
+
+  private lookupGrant(userId: string, orgId: string, key: string, now: number): Promise<boolean> {
     return shared(this.pendingGrants, key, async () => {
       const gen = this.generation
       this.lookups++
@@ -112,6 +137,11 @@ export class OrgStateCache {
       for (const k of this.pendingGrants.keys()) if (k.startsWith(`${what.user}:`)) this.pendingGrants.delete(k)
     }
   }
+}
+
+/** A lookup made ahead of need: its failure is nobody's (the entry serves out its lifetime, then a request asks again). */
+function ahead(lookup: Promise<unknown>): void {
+  lookup.catch(() => undefined)
 }
 
 function remember<V>(m: Map<string, V>, k: string, v: V): void {

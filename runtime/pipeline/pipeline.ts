@@ -1,5 +1,6 @@
 /**
- * The one request pipeline of every surface (REST now, MCP next): authenticate → quota → fair share → read.
+ * The one request pipeline of every surface (REST now, MCP next): authenticate → quota → read, which consults the
+ * response cache and only then takes the account's fair share of the database (runtime/pipeline/fair-share.ts).
  * A surface parses its own request into an `Operation` and renders the `Outcome`; authentication, quota, the
  * fair share of the database, org access and the read itself happen only here.
  *
@@ -108,22 +109,21 @@ export function createPipeline(d: PipelineDeps): Pipeline {
     const rate: RateInfo = { headers: charge.headers, window: charge.window }
     if (!o.free) d.metrics?.quota(charge.allowed, charge.window?.name)
     if (!charge.allowed) return { ok: false, error: charge.error!, rate }
-    let release
+    // The turn at the database is taken inside the read, after the response cache had its chance: a cached answer
+    // never waits for it. A request refused a turn is not charged, like any 429.
+    let refused = false
+    const turn = () =>
+      d.fairShare.acquire(p.accountId).catch((e: unknown) => {
+        refused = true
+        throw e
+      })
     try {
-      release = await d.fairShare.acquire(p.accountId)
-    } catch (e) {
-      charge.refund?.()
-      return { ok: false, error: failure(e, 'fair share'), rate }
-    }
-    try {
-      const result = await read(d.read, { resource: o.resource, op: o.op, params: o.params, query: o.query(), surface, principal: p, lend: o.lend ?? surface === 'rest' })
+      const result = await read(d.read, { resource: o.resource, op: o.op, params: o.params, query: o.query(), surface, principal: p, lend: o.lend ?? surface === 'rest', turn })
       return { ok: true, kind: 'read', result, rate }
     } catch (e) {
-      const error = failure(e, 'read')
-      if (error.status >= 500) charge.refund?.()
+      const error = failure(e, refused ? 'fair share' : 'read')
+      if (refused || error.status >= 500) charge.refund?.()
       return { ok: false, error, rate }
-    } finally {
-      release()
     }
   }
 
@@ -138,9 +138,11 @@ export function createPipeline(d: PipelineDeps): Pipeline {
   }
 
   async function executeQuota(p: Principal, o: Extract<Operation, { kind: 'quota' }>): Promise<Outcome> {
+    // A turn at the database only for the org check, the one statement of the read pool here: the account's quota is
+    // read on the control pool, never behind its data reads.
     let release
     try {
-      release = await d.fairShare.acquire(p.accountId)
+      release = o.orgId !== undefined ? await d.fairShare.acquire(p.accountId) : undefined
     } catch (e) {
       return { ok: false, error: failure(e, 'fair share') }
     }
@@ -158,7 +160,7 @@ export function createPipeline(d: PipelineDeps): Pipeline {
     } catch (e) {
       return { ok: false, error: failure(e, 'quota state'), rate }
     } finally {
-      release()
+      release?.()
     }
   }
 

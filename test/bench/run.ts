@@ -9,7 +9,8 @@
  *
  * Then `--workers 2` against one process (workers.ts), the access log's cost in alternating turns
  * (access-log-cost.ts), MCP against REST in alternating turns on one server (mcp-vs-rest.ts), the worst legal filters
- * and deep pages with the cache off (worst-filter-times.ts, about 30 s), and the import and export speed of a large
+ * and deep pages with the cache off (worst-filter-times.ts, about 30 s), the fairness pair (one account's reads alone
+ * and under another's attack of the most expensive filters: fairness.ts), and the import and export speed of a large
  * bundle (import-speed.ts).
  *
  * Env: BENCH_DATABASE_URL (default TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test), BENCH_SECONDS (10),
@@ -32,6 +33,7 @@ import { benchWorkers } from './workers.ts'
 import { benchAccessLog } from './access-log-cost.ts'
 import { benchMcpVsRest } from './mcp-vs-rest.ts'
 import { timeWorstFilters } from './worst-filter-times.ts'
+import { benchFairness, fairnessParties, fairnessReport } from './fairness.ts'
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
@@ -112,6 +114,7 @@ try {
   // A quota large enough for the whole run: the counting work is measured, never a 429.
   await updateAccount(sql, org.accountId, { dailyLimit: 1_000_000_000, monthlyLimit: 1_000_000_000 })
   const key = await createKey(sql, pepper, org.accountId)
+  const parties = await fairnessParties(sql, pepper, seed)
   const [{ n }] = await sql`SELECT count(*)::int AS n FROM fields f JOIN orgs o ON o.latest_scan_id = f.scan_id WHERE o.salesforce_id = ${org.salesforceId}`
   // The tables were just written: vacuum and analyze them now and write the dirty pages out, so that autovacuum and the
   // checkpointer do not take the first round's CPU (seen: every first-round row 20–30 % below the second round's).
@@ -197,6 +200,8 @@ try {
   const worstServer = await start(SERVE_ARGS, { ORGSCAN_CACHE_MB: '0' })
   const worstFilters = await timeWorstFilters({ url: worstServer.url, orgId: org.salesforceId, authorization: auth.authorization, loadSeconds: seconds, connections, log: (l) => log(`  ${l}`) })
   await stop(worstServer.child)
+  // One account's reads alone and while another floods the process with the most expensive filters (test/bench/fairness.ts).
+  const fairness = await benchFairness({ ...parties, start, stop, serveArgs: SERVE_ARGS, seconds, pairs: rounds, log })
   const max = (xs: Array<number | undefined>) => Math.max(...xs.map((x) => x ?? 0))
   const summary = Object.fromEntries(
     Object.entries(results).map(([k, ms]) => [k, { rps: median(ms.map((m) => m.rps)), p50: median(ms.map((m) => m.p50)), p99: median(ms.map((m) => m.p99)), non2xx: ms.reduce((a, m) => a + m.non2xx, 0), rssPeakMb: max(ms.map((m) => m.rssPeakMb)), rssAfterMb: max(ms.map((m) => m.rssAfterMb)), runs: ms }]),
@@ -209,6 +214,7 @@ try {
   log(`  access log on / off (cache hits): ${accessLog.rpsRatio.toFixed(2)} of the throughput, median of ${accessLog.pairs.length} alternating pairs of ${4} s (target ≥ 0.95); server CPU per request ${accessLog.cpuUsOn.toFixed(0)} µs with, ${accessLog.cpuUsOff.toFixed(0)} µs without (ratio ${accessLog.cpuRatio.toFixed(2)}); the rounds of the table above (one process of each kind a round, so one slow process decides them): ${(summary.rest.rps / summary['rest-nolog'].rps).toFixed(2)}`)
   if (replica) log(replica.report(summary))
   log(`  workers 2 / 1 (misses) ${workers.ratio.toFixed(2)} (target ≥ 1.3; with one process the whole machine was ${(workers.one.machineBusy * 100).toFixed(0)} % busy, with two ${(workers.two.machineBusy * 100).toFixed(0)} %); on cache hits ${workers.hits.ratio.toFixed(2)} (${workers.hits.two.rps.toFixed(0)} against ${workers.hits.one.rps.toFixed(0)} req/s); rss peak: one process ${workers.one.rssPeakMb.toFixed(0)} MB, with 2 workers the primary ${workers.two.primaryRssPeakMb.toFixed(0)} MB and each worker ≤ ${Math.max(...workers.two.workerRssPeakMb).toFixed(0)} MB`)
+  log(fairnessReport(fairness))
   log(`  misses: with the cache / without ${(summary['rest-miss'].rps / summary['nocache-miss'].rps).toFixed(2)} (target ≥ 1, within noise); the repeated request without the cache / baseline ${(summary.nocache.rps / base).toFixed(2)}`)
   // Every list now says meta.total, counted once per (scan, filter) and then skipped: the lists' ratios to the baseline
   // compare with the previous results file's, taken before totals (target: within 10 %).
@@ -229,7 +235,7 @@ try {
       'replica-miss': 'the distinct-page stream, ORGSCAN_CACHE_MB=0, DATABASE_REPLICA_URL: a streaming replica of the bench database',
       mcp: 'tools/call list_org_fields {orgId, limit: 50} in a 2025-11-25 session (a hit)',
     },
-    generator, orgFields: n, connections, seconds, rounds, scale, summary, workers, accessLog, mcpVsRest, worstFilters,
+    generator, orgFields: n, connections, seconds, rounds, scale, summary, workers, accessLog, mcpVsRest, worstFilters, fairness,
     ratios: { ...Object.fromEntries(Object.entries(summary).map(([k, s]) => [k, s.rps / base])), mcpToRest: summary.mcp.rps / summary.rest.rps, mcpToRestPairs: mcpVsRest.rpsRatio, accessLogOnToOff: accessLog.rpsRatio, accessLogOnToOffRounds: summary.rest.rps / summary['rest-nolog'].rps, missWithToWithoutCache: summary['rest-miss'].rps / summary['nocache-miss'].rps },
   }
   // Import and export speed of bundles (test/bench/import-speed.ts); BENCH_IMPORT=0 leaves it out.

@@ -2,7 +2,8 @@
  * The most expensive legal requests we know of, within the RQL limits (docs/rql.md "Limits"): many wildcard patterns
  * over several fields, negated, long literal segments between wildcards, the longest `or` of comparisons and the
  * largest `in` that fit in a filter, and deep offsets on top. Used by `npm run bench:filters` and by the fairness
- * test (the attacking account sends them).
+ * test (the attacking account sends them), whose attack starts with the shapes an external tester used to starve a
+ * neighbour (`TESTER_FILTERS`, first in `WORST_FILTERS`): the fairness must hold however slow these are.
  */
 const q = encodeURIComponent
 
@@ -20,6 +21,9 @@ const eight = (f: (i: number) => string) => Array.from({ length: 8 }, (_, i) => 
 const fields4 = ['label', 'apiName', 'objectApiName', 'type']
 /** `n` distinct values of one to two characters (0, 1, …, rr): a thousand of them fit in a filter. */
 const short = (n: number) => Array.from({ length: n }, (_, i) => i.toString(36)).join(',')
+const ALNUM = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
+/** `n` distinct two-character values (a letter, then a letter or digit), so that 1,000 of them fit in a filter. */
+const pairs = (n: number) => Array.from({ length: n }, (_, i) => ALNUM[Math.floor(i / 62)] + ALNUM[i % 62]).join(',')
 
 export interface WorstFilter {
   name: string
@@ -27,7 +31,16 @@ export interface WorstFilter {
   path: string
 }
 
+/** What the tester ran, 16 at once, to starve another account: the largest `in` (1,000 values) with ilikes, and deep. */
+export const TESTER_FILTERS: readonly WorstFilter[] = [
+  { name: 'not in 1,000 values, sorted by label, deep offset', path: `fields?limit=200&offset=10000&sort=label&filter=${q(fit((n) => `not(in(label,${pairs(n)}))`, 1000))}` },
+  { name: 'or of eight 6-wildcard patterns on label', path: `fields?limit=200&filter=${q(`or(${eight(() => `ilike(label,${SIX})`)})`)}` },
+  { name: 'not in 1,000 values and eight 6-wildcard patterns', path: `fields?limit=200&filter=${q(fit((n) => `and(not(in(label,${pairs(n)})),or(${eight((i) => `ilike(${fields4[i % 4]},${SIX})`)}))`, 1000))}` },
+  { name: 'in 1,000 values or eight 6-wildcard patterns, deep offset', path: `fields?limit=200&offset=10000&sort=label&filter=${q(fit((n) => `or(in(label,${pairs(n)}),${eight((i) => `ilike(${fields4[i % 4]},${SIX})`)})`, 1000))}` },
+]
+
 export const WORST_FILTERS: readonly WorstFilter[] = [
+  ...TESTER_FILTERS,
   { name: 'eight 6-wildcard patterns over four fields, negated', path: `fields?limit=200&filter=${q(`not(or(${eight((i) => `ilike(${fields4[i % 4]},${SIX})`)}))`)}` },
   { name: 'eight 6-wildcard patterns over four fields', path: `fields?limit=200&filter=${q(`or(${eight((i) => `ilike(${fields4[i % 4]},${SIX})`)})`)}` },
   { name: 'eight backtracking patterns, negated, deep offset', path: `fields?limit=200&sort=-label&offset=10000&filter=${q(`not(and(${eight(() => `ilike(label,${BACKTRACK})`)}))`)}` },
