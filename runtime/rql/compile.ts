@@ -8,6 +8,7 @@
  * `{ parameter: 'filter', field, offset }`. A malformed AST (not produced by `parseRql`) is a server fault: plain Error.
  */
 import { ApiError } from '../errors.ts'
+import { didYouMean } from '../nearest.ts'
 import { sqlExpr, sqlType, type FieldKind, type FieldSpec } from '../fields.ts'
 import { parseIsoDate, parseNumberText, type RqlCmpOp, type RqlLiteral, type RqlNode } from './ast.ts'
 
@@ -68,11 +69,11 @@ class Compiler {
         // Two-valued: not(P) matches exactly the rows P does not match, including rows where P is NULL.
         return `((${this.node(n.arg)}) IS NOT TRUE)`
       case 'null': {
-        const spec = this.spec(n.field, n.op, n.offset)
+        const spec = this.spec(n.field, n.fieldOffset, n.op, n.offset)
         return `${sqlExpr(n.field, spec)} ${n.op === 'isNull' ? 'IS NULL' : 'IS NOT NULL'}`
       }
       case 'cmp': {
-        const spec = this.spec(n.field, n.op, n.offset)
+        const spec = this.spec(n.field, n.fieldOffset, n.op, n.offset)
         const expr = sqlExpr(n.field, spec)
         if (n.value.value === null) {
           if (n.op === 'eq') return `${expr} IS NULL`
@@ -85,7 +86,7 @@ class Compiler {
         return `${expr} ${sqlOperator(n.op)} ${this.bind(this.coerce(n.field, spec, n.value))}::${sqlType(spec)}`
       }
       case 'set': {
-        const spec = this.spec(n.field, n.op, n.offset)
+        const spec = this.spec(n.field, n.fieldOffset, n.op, n.offset)
         const expr = sqlExpr(n.field, spec)
         const hasNull = n.values.some((l) => l.value === null)
         const list = n.values.filter((l) => l.value !== null).map((l) => this.coerce(n.field, spec, l))
@@ -111,11 +112,14 @@ class Compiler {
     }
   }
 
-  /** Resolves a whitelisted field and checks that its kind supports `op`. */
-  private spec(field: string, op: Op, offset: number): FieldSpec {
+  /**
+   * Resolves a whitelisted field and checks that its kind supports `op`. An unknown field is reported where its name
+   * starts (`fieldOffset`), with the nearest filterable name; an unsupported operator where the operator starts.
+   */
+  private spec(field: string, fieldOffset: number, op: Op, offset: number): FieldSpec {
     if (!this.filterable.includes(field) || !Object.hasOwn(this.fields, field)) {
-      throw new ApiError('unknown_filter_field', `Unknown filter field ${describe(field)}`, {
-        parameter: 'filter', field, allowed: [...this.filterable], offset,
+      throw new ApiError('unknown_filter_field', `Unknown filter field ${describe(field)}${didYouMean(field, this.filterable)}`, {
+        parameter: 'filter', field, allowed: [...this.filterable], offset: fieldOffset,
       })
     }
     const spec = this.fields[field]
