@@ -49,14 +49,12 @@ export interface McpTool {
 }
 
 /**
- * Read-only, idempotent, closed-world: every tool of this service only reads its own stored data. The title is the
- * tool's own `title` (the specification prefers it to the annotation's), not repeated here.
+ * Read-only, idempotent, closed-world: every tool of this service only reads its own stored data. The display title is
+ * the tool's own `title` (the specification prefers it to the annotation's), not repeated here.
  */
 export function readOnlyAnnotations(): Tool['annotations'] {
-  return { readOnlyHint: true, openWorldHint: false }
+  return { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }
 }
-
-const ORG_ID = 'orgId'
 
 /** The tool that lists a resource's records (where a get tool's ids come from). */
 function listingTool(c: CompiledResource, all: readonly CompiledResource[]): string | undefined {
@@ -105,9 +103,9 @@ function argSpecs(op: CompiledOperation): ArgSpec[] {
         break
       }
       case 'sort':
-        // The syntax is said once (the server's instructions); the sortable fields are not listed (an unknown one is
-        // refused naming the nearest and listing them all).
-        args.push({ name: p.name, in: 'query', kind: { type: 'string', max: p.maxLength }, description: p.defaultSort ? `Default ${p.defaultSort}.` : undefined })
+        // The syntax is said once (the server's instructions), the default order in the reference; the sortable fields
+        // are not listed (an unknown one is refused naming the nearest and listing them all).
+        args.push({ name: p.name, in: 'query', kind: { type: 'string', max: p.maxLength } })
         break
       case 'fields':
         // Said once, in the server's instructions: the same on every tool that has it.

@@ -82,8 +82,8 @@ t.test('every tool: title, description, read-only annotations, 2020-12 schemas',
   t.ok(tools.length >= 43, 'every list and get tool, the quota and server_info')
   for (const tool of tools) {
     t.ok(Boolean(tool.title) && (tool.description?.length ?? 0) > 40, `${tool.name}: title and a description an assistant can act on`)
-    // destructiveHint and idempotentHint mean something only when readOnlyHint is false (MCP specification).
-    t.same(tool.annotations, { readOnlyHint: true, openWorldHint: false }, `${tool.name}: annotations`)
+    // The display title is the tool's own title, which the specification prefers to the annotation's.
+    t.same(tool.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }, `${tool.name}: annotations`)
     // Without $schema, MCP reads a schema as 2020-12 (test/mcp/mcp-tool-size.test.ts compiles each as 2020-12).
     t.equal(tool.inputSchema.$schema, undefined, `${tool.name}: input schema in MCP's default dialect, 2020-12`)
     t.equal(tool.outputSchema?.type, 'object', `${tool.name}: an output schema`)
