@@ -20,8 +20,8 @@ const L = DEFAULT_RQL_LIMITS
 /** The whole grammar: docs/rql.md without its examples table, its measurements and the REST-only URL notes. */
 export const RQL_GUIDE = `# RQL filters
 
-A list tool's \`filter\` (REST: the \`filter\` query parameter) is one RQL expression over the fields its description
-lists; anything else is rejected, never ignored. A filter replaces the list's default filter; an empty filter means none.
+A list tool's \`filter\` (REST: the \`filter\` query parameter) is one RQL expression over the record fields its
+description names; anything else is rejected, never ignored. A filter replaces the list's default filter; an empty filter means none.
 
 ## Operators
 - \`eq(f,v)\` equal (\`eq(f,null)\`: f is null); \`ne(f,v)\` not equal, rows where f is null included.
