@@ -174,7 +174,7 @@ function getOutput(op: CompiledOperation, all: readonly CompiledResource[]): Jso
 
 /** The first sentence of a declaration's description: what the records are, so when to use the tool. */
 function firstSentence(text: string): string {
-  const end = text.search(/\.(\s|$)/)
+  const end = text.search(/(?<!\b(?:e\.g|i\.e))\.(\s|$)/)
   return end < 0 ? text : text.slice(0, end + 1)
 }
 
@@ -190,8 +190,7 @@ function describe(op: CompiledOperation, all: readonly CompiledResource[], orgsT
     // A get's org comes from where the list of its records says (and the server's instructions): said for lists only.
     if (p.type === 'orgId') {
       if (op.kind === 'list' || p.record) from.push(`${p.name} from ${orgsTool}`)
-    }
-    else if (p.role === 'parent') from.push(`${p.name} from ${all.find((x) => x.name === p.resource)?.decl.mcp.list}`)
+    } else if (p.role === 'parent') from.push(`${p.name} from ${all.find((x) => x.name === p.resource)?.decl.mcp.list}`)
     else {
       const list = listingTool(c, all)
       if (list) from.push(`${p.name} from ${list}`)
@@ -205,7 +204,7 @@ function describe(op: CompiledOperation, all: readonly CompiledResource[], orgsT
   // A get of a list's records says which record and how much of it; a singleton, or a get with no list of its own,
   // what it is.
   if (d.kind !== 'singleton' && c.ops.list && recordParam(op)) {
-    return `One ${d.title.toLowerCase()} by id${op.recordFields.length > c.listFieldNames.length ? ', with more fields than the list' : ''}; ${from.join('; ')}.`
+    return `${[`One ${d.title.toLowerCase()} by id${op.recordFields.length > c.listFieldNames.length ? ', with more fields than the list' : ''}`, ...from].join('; ')}.`
   }
   return [firstSentence(d.description), ...ids].join(' ')
 }

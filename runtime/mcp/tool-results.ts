@@ -48,10 +48,10 @@ export const ERROR_RESULT_SCHEMA: JsonSchema = {
  * A tool's output schema: the success shape, written so that the error result conforms to it too. The MCP
  * specification asks structured results to conform to the tool's output schema, and clients check error results too
  * (the v1 TypeScript SDK throws away an error result that does not conform, and with it its code). Rather than an
- * `anyOf` of both shapes, which every tool's list entry would repeat, the success shape requires nothing, admits other members and names
- * no member an error result has: an error result is an object of other members (`ERROR_RESULT_SCHEMA`, documented once
- * in the MCP reference and the server's instructions). No `$schema`: MCP reads a schema without one as JSON Schema
- * 2020-12, and the keywords used mean the same in draft-07.
+ * `anyOf` of both shapes, which every tool's list entry would repeat, the success shape requires nothing, admits other
+ * members and names no member an error result has: an error result is an object of other members
+ * (`ERROR_RESULT_SCHEMA`, documented once in the MCP reference and the server's instructions). No `$schema`: MCP reads
+ * a schema without one as JSON Schema 2020-12, and the keywords used mean the same in draft-07.
  */
 export function withErrorResult(success: JsonSchema): JsonSchema {
   const { $schema: _dialect, required: _required, additionalProperties: _closed, ...rest } = success

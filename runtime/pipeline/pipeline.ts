@@ -92,7 +92,7 @@ const ORG_ID_FORM = /^[A-Za-z0-9]{15,18}$/
  * An org's 404 said with the id the caller sent and where the orgs it can see are listed (the read only knows the
  * canonical id, and no surface's names); any other error as it is.
  */
-export function explainOrgNotFound(e: ApiError, orgId: string | undefined, surface: Surface, list: PipelineDeps['orgList']): ApiError {
+function explainOrgNotFound(e: ApiError, orgId: string | undefined, surface: Surface, list: PipelineDeps['orgList']): ApiError {
   if (e.code !== 'not_found' || e.message !== ORG_NOT_FOUND || orgId === undefined || !ORG_ID_FORM.test(orgId)) return e
   const where = !list ? '' : surface === 'mcp' ? `; ${list.tool} lists the orgs you can see` : `; GET ${list.path} (${list.tool}) lists the orgs you can see`
   return new ApiError('not_found', `Org ${orgId} not found${where}.`, e.extras)
