@@ -17,7 +17,7 @@ export const orgs = defineResource({
     lastScanDate: f.ts({ nullable: true, description: 'When the latest scan (of any status) finished or started; null before the first scan.' }),
     lastScanStatus: f.enum(['completed', 'failed', 'running', 'queued'], { nullable: true, description: 'Status of the latest scan: completed, failed, running or queued; null before the first scan.' }),
     scanCount: f.int({ description: 'Number of scans recorded for the org.' }),
-    score: f.int({ nullable: true, description: 'Health score of the latest completed scan, 0–100.' }),
+    score: f.int({ nullable: true, description: 'Health score of the latest completed scan, 0–100.', note: 'health, 0 to 100' }),
     organizationType: f.text({ description: 'Organization type as the platform reports it (e.g. Enterprise Edition).' }),
     instanceName: f.text({ description: 'Server instance hosting the org (e.g. USA642).' }),
     namespacePrefix: f.text({ nullable: true, description: 'The org\'s own managed-package namespace; null when it has none.' }),

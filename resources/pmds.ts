@@ -11,7 +11,7 @@ export const pmds = defineResource({
     className: f.text({ description: 'Apex class the violation is in.' }),
     rule: f.text({ description: 'PMD rule violated.' }),
     ruleSet: f.text({ description: 'PMD rule set (category) of the rule.' }),
-    priority: f.int({ description: 'PMD priority of the rule, 1 (most severe) to 5 (least).' }),
+    priority: f.int({ description: 'PMD priority of the rule, 1 (most severe) to 5 (least).', note: '1 most severe to 5 least' }),
     line: f.int({ description: 'Line of the violation (1-based).' }),
     message: f.text({ description: 'The rule\'s message for this occurrence.' }),
   },

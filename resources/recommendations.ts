@@ -1,6 +1,6 @@
 import * as v from 'valibot'
 import { defineResource, f } from '../runtime/define.ts'
-import { ISSUE_CATEGORIES } from './issues.ts'
+import { ISSUE_CATEGORIES, ISSUE_CATEGORY_LABELS } from './issues.ts'
 
 export const recommendations = defineResource({
   name: 'recommendations',
@@ -13,9 +13,9 @@ export const recommendations = defineResource({
   fields: {
     issueKey: f.text({ description: 'Key of the issue, stable across scans (Base64URL-encode it in the path).' }),
     title: f.text({ description: 'One-line statement of the issue.' }),
-    category: f.enum(ISSUE_CATEGORIES, { description: 'Issue category (see service://issue-categories).' }),
-    priority: f.int({ description: 'Priority, 1 (low) to 4 (critical).' }),
-    effort: f.int({ description: 'Effort to fix, 1 (trivial) to 5 (major).' }),
+    category: f.enum(ISSUE_CATEGORIES, { description: 'Issue category (see service://issue-categories).', labels: ISSUE_CATEGORY_LABELS, catalog: 'service://issue-categories' }),
+    priority: f.int({ description: 'Priority, 1 (low) to 4 (critical).', note: '1 low to 4 critical' }),
+    effort: f.int({ description: 'Effort to fix, 1 (trivial) to 5 (major).', note: '1 trivial to 5 major' }),
     summary: f.text({ description: 'What to do, in a paragraph.' }),
     rationale: f.text({ description: 'Why it matters: the risk or cost of leaving it.' }),
     remediationSteps: f.textArray({ description: 'The steps to fix it, in order.' }),

@@ -15,8 +15,13 @@ export interface FieldSpec {
   readonly values?: readonly string[]
   /** Shape of a `json` field (documentation and import validation). */
   readonly schema?: v.GenericSchema
-  /** Human description, used in generated docs and tool schemas. */
+  /** Human description, used in generated docs and the OpenAPI schemas. */
   readonly description?: string
+  /**
+   * What the name does not say (a scale, a direction), in a few words: the one description an MCP tool's output
+   * schema keeps of the field (runtime/mcp/json-schema.ts `leanFieldJsonSchema`).
+   */
+  readonly note?: string
   /** SQL expression over the table alias `t` instead of the plain column (derived values). */
   readonly expr?: string
   /** `enum`: a title and a one-line description of each value (documentation, MCP value lookups). */
@@ -30,10 +35,10 @@ export interface EnumLabel {
   readonly description: string
 }
 
-type Opts = { nullable?: boolean; description?: string; expr?: string }
+type Opts = { nullable?: boolean; description?: string; note?: string; expr?: string }
 
 function spec(kind: FieldKind, o: Opts = {}, extra: Partial<FieldSpec> = {}): FieldSpec {
-  return { kind, nullable: o.nullable ?? false, description: o.description, expr: o.expr, ...extra }
+  return { kind, nullable: o.nullable ?? false, description: o.description, ...(o.note ? { note: o.note } : {}), expr: o.expr, ...extra }
 }
 
 /** Field builders used by resource declarations. */

@@ -5,6 +5,8 @@
 /** Records per page: the default, and the most a page holds (REST clamps larger values, MCP refuses them). */
 export const DEFAULT_LIMIT = 50
 export const MAX_LIMIT = 200
+/** What a refused limit (MCP) says to do instead: page. */
+export const PAGE_INSTEAD = 'to read more records, page: call again with offset increased by limit while meta.hasMore is true'
 /** The largest offset (a 32-bit integer, as PostgreSQL's OFFSET takes). */
 export const MAX_OFFSET = 2_147_483_647
 /** Longest `sort` and `fields` values, in characters. */

@@ -161,3 +161,8 @@ export function fillPath(op: Pick<CompiledOperation, 'path'>, values: Readonly<R
 export function allOperations(resources: readonly CompiledResource[]): CompiledOperation[] {
   return resources.flatMap((c) => [c.ops.list, c.ops.get, c.ops.count].filter((o): o is CompiledOperation => o !== undefined))
 }
+
+/** The list of the orgs a caller can see (the account's list): where every org id comes from. */
+export function orgListOperation(resources: readonly CompiledResource[]): CompiledOperation | undefined {
+  return resources.find((c) => c.decl.scope === 'account' && c.ops.list)?.ops.list
+}

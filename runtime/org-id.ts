@@ -5,6 +5,9 @@
 import { ApiError } from './errors.ts'
 
 const CHECK = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ012345'
+
+/** The detail of a 404 for an org the caller cannot see, before the pipeline adds the id and where orgs are listed. */
+export const ORG_NOT_FOUND = 'Org not found.'
 const ID15 = /^[A-Za-z0-9]{15}$/
 const ID18 = /^[A-Za-z0-9]{18}$/
 
@@ -32,7 +35,7 @@ export function normalizeOrgId(raw: string, parameter = 'orgId'): string {
   if (ID18.test(raw)) {
     const head = raw.slice(0, 15)
     const sum = checksum(head)
-    if (raw.slice(15).toUpperCase() !== sum) throw new ApiError('not_found', 'Org not found.', { parameter })
+    if (raw.slice(15).toUpperCase() !== sum) throw new ApiError('not_found', ORG_NOT_FOUND, { parameter })
     return head + sum
   }
   throw new ApiError('invalid_id', `${parameter} must be a 15- or 18-character org id.`, { parameter })

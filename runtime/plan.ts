@@ -8,6 +8,7 @@ import type { CompiledResource } from './registry.ts'
 import { parseSort, type SortKey } from './sort.ts'
 import { parseRql, type RqlNode } from './rql/index.ts'
 import { queryParam, type CompiledOperation } from './operations.ts'
+import { PAGE_INSTEAD } from './limits.ts'
 
 export type Surface = 'rest' | 'mcp'
 
@@ -131,7 +132,7 @@ function limitOf(op: CompiledOperation, q: QueryInput, surface: Surface): { limi
   if (!POSITIVE_INT.test(rawLimit)) throw new ApiError('invalid_parameter', 'limit must be a whole number of at least 1.', { parameter: 'limit' })
   const n = Number(rawLimit)
   if (n <= limits.max) return { limit: n }
-  if (surface === 'mcp') throw new ApiError('invalid_parameter', `limit must be at most ${limits.max}.`, { parameter: 'limit' })
+  if (surface === 'mcp') throw new ApiError('invalid_parameter', `limit must be at most ${limits.max}; ${PAGE_INSTEAD}.`, { parameter: 'limit' })
   return { limit: limits.max, requestedLimit: Math.min(n, Number.MAX_SAFE_INTEGER) }
 }
 

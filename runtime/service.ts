@@ -6,6 +6,7 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Config } from './config-types.ts'
 import { compileRegistry } from './registry.ts'
+import { orgListOperation } from './operations.ts'
 import { MEMORY_DATA_DIR, openDatabase, type Database } from './db/connect.ts'
 import { startAdminSocket, type AdminSocket } from './admin-socket.ts'
 import { migrate } from './db/migrate.ts'
@@ -168,6 +169,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     if (db.replica) await announceReplica(db, log)
     metrics = config.admin.port !== undefined ? createMetrics({ cacheStats: () => h.responses.stats(), inFlight: () => lifecycle.inFlight, readPoolSize: config.poolSize, replicaStats: replica && (() => replica.stats()), worker: opts.worker?.slot }) : undefined
     const m = metrics
+    const orgList = orgListOperation(resources)
     const pipeline = createPipeline({
       read: { sql: db.read, replica, shapes: new PreparedShapes(), hot, totals: new TotalCache(), onQuery: m ? () => m.query() : undefined },
       metrics,
@@ -175,6 +177,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       fairShare,
       log,
       usage: vu,
+      orgList: orgList && { tool: orgList.tool, path: orgList.path },
       authenticate: createAuthenticate({
         keys: a,
         bearer: o.bearer,

@@ -89,7 +89,7 @@ export function mcpReference(catalog: McpCatalog, examples: DocExamples = loadDo
     '## Error results',
     '',
     "A failed call is a result with `isError: true` whose `structuredContent` has this shape (match on `error`). Each tool's",
-    '`outputSchema` on the wire admits it: `{"type": "object", "anyOf": [<the success shape shown with the tool>, <this shape>]}`.',
+    '`outputSchema` admits it: the success shape requires no member and names none of these (docs/adr/0145-lean-tool-list.md).',
     '',
     ...jsonBlock(ERROR_RESULT_SCHEMA),
     '',
@@ -105,7 +105,8 @@ export function mcpReference(catalog: McpCatalog, examples: DocExamples = loadDo
     const schema = d.inputSchema as { properties?: Record<string, { type?: unknown; description?: string }>; required?: string[] }
     out.push(`### \`${d.name}\` — ${d.title ?? ''}`, '', d.description ?? '', '')
     const a = d.annotations ?? {}
-    out.push(`Annotations: readOnly ${a.readOnlyHint}, destructive ${a.destructiveHint}, idempotent ${a.idempotentHint}, openWorld ${a.openWorldHint}. Scope: \`${t.scope}\`.`, '')
+    const hints = (['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const).filter((h) => a[h] !== undefined).map((h) => `${h.replace(/Hint$/, '')} ${a[h]}`)
+    out.push(`Annotations: ${hints.join(', ')}. Scope: \`${t.scope}\`.`, '')
     const props = Object.entries(schema.properties ?? {})
     if (props.length) {
       out.push('| argument | type | required | description |', '|---|---|---|---|')
@@ -113,10 +114,7 @@ export function mcpReference(catalog: McpCatalog, examples: DocExamples = loadDo
       out.push('')
     }
     if (d.outputSchema) {
-      // The success shape; the error result beside it is the same for every tool (above).
-      const { anyOf, ...rest } = d.outputSchema as { anyOf?: Record<string, unknown>[] } & Record<string, unknown>
-      const success = anyOf ? { ...rest, ...anyOf[0] } : rest
-      out.push('<details><summary>Output schema (<code>structuredContent</code>) of a success</summary>', '', ...jsonBlock(success), '', '</details>', '')
+      out.push('<details><summary>Output schema (<code>structuredContent</code>)</summary>', '', ...jsonBlock(d.outputSchema), '', '</details>', '')
     }
     const ex = examples[d.name]
     if (ex) {

@@ -9,23 +9,17 @@ import { ApiError, isApiError } from '../errors.ts'
 import type { CompiledResource } from '../registry.ts'
 import { COUNT_TOOL, fillPath, queryParam, type CompiledOperation } from '../operations.ts'
 import { renderRead, renderReadParts } from '../envelope.ts'
-import { JSON_SCHEMA_DIALECT, type JsonSchema } from './json-schema.ts'
+import type { JsonSchema } from './json-schema.ts'
 import { argsSchema, parseArgs, type ArgSpec } from './tool-args.ts'
 import { errorResult, jsonResult, withErrorResult } from './tool-results.ts'
 import { orgsToolOf, readOnlyAnnotations, type McpTool } from './resource-tools.ts'
 
+/** Lean, as every tool's (resource-tools.ts): names and types, nothing required, nothing closed. */
 const OUTPUT: JsonSchema = {
-  $schema: JSON_SCHEMA_DIALECT,
-  type: 'object',
   properties: {
-    data: { type: 'array', items: { type: 'object', properties: { count: { type: 'integer' } }, required: ['count'] }, description: 'One object per group: the by fields\' values and count.' },
-    meta: {
-      type: 'object',
-      properties: { total: { type: 'integer' }, groups: { type: 'integer' }, limit: { type: 'integer' }, hasMore: { type: 'boolean' }, requestedLimit: { type: 'integer' } },
-      required: ['total', 'groups', 'limit', 'hasMore'],
-    },
+    data: { type: 'array', items: { properties: { count: { type: 'integer' } } } },
+    meta: { properties: { total: { type: 'integer' }, groups: { type: 'integer' }, hasMore: { type: 'boolean' } } },
   },
-  required: ['data', 'meta'],
 }
 
 /** The tool over the count operations of the registry; none when no resource declares fields to group by. */
@@ -39,22 +33,20 @@ export function countTool(resources: readonly CompiledResource[]): McpTool[] {
   const maxBy = queryParam(first, 'groupBy')!.maxItems
   const specs: ArgSpec[] = [
     { name: 'orgId', in: 'path', required: true, kind: { type: 'string', max: 18 }, description: `The org's 15- or 18-character id; ${orgsTool} lists them.` },
-    { name: 'resource', in: 'path', required: true, kind: { type: 'string', max: 64 }, description: `What to count: ${ops.map((o) => o.resource.name).join(', ')}.` },
-    { name: 'by', in: 'query', required: true, kind: { type: 'names', max: maxBy }, description: `1 to ${maxBy} fields to group by: ${ops.map((o) => `${o.resource.name}: ${queryParam(o, 'groupBy')!.fields.join(', ')}`).join('; ')}.` },
-    { name: 'filter', in: 'query', kind: { type: 'string', max: queryParam(first, 'filter')?.maxLength ?? 4096 }, description: "RQL filter on the resource's filterable fields, as its list tool takes it." },
-    { name: 'limit', in: 'query', kind: { type: 'integer', min: limit.min, max: limit.max }, default: limit.default, description: `Groups to return, most records first, ${limit.min} to ${limit.max} (default ${limit.default}).` },
+    { name: 'resource', in: 'path', required: true, kind: { type: 'string', max: 64 } },
+    { name: 'by', in: 'query', required: true, kind: { type: 'names', max: maxBy }, description: `1 to ${maxBy} fields: ${ops.map((o) => `${o.resource.name}: ${queryParam(o, 'groupBy')!.fields.join(', ')}`).join('; ')}.` },
+    { name: 'filter', in: 'query', kind: { type: 'string', max: queryParam(first, 'filter')?.maxLength ?? 4096 }, description: 'RQL, as the resource\'s list takes it.' },
+    { name: 'limit', in: 'query', kind: { type: 'integer', min: limit.min, max: limit.max }, default: limit.default },
   ]
   const input = argsSchema(specs) as { properties: Record<string, JsonSchema> }
   input.properties.resource = { ...input.properties.resource, enum: [...byName.keys()] }
   const definition: Tool = {
     name: COUNT_TOOL,
     title: 'Count records by group',
-    description:
-      'How many records have each combination of values of the by fields, most first: totals and breakdowns without paging through records. ' +
-      'Returns {data: [{<by fields>, count}], meta: {total, groups, limit, hasMore}}: total is how many records the filter matches, groups how many groups there are.',
+    description: 'Counts records per combination of the by fields\' values, most first: totals and breakdowns without paging. meta.total: records matched; meta.groups: groups.',
     inputSchema: input as Tool['inputSchema'],
     outputSchema: withErrorResult(OUTPUT) as Tool['outputSchema'],
-    annotations: readOnlyAnnotations('Count records by group'),
+    annotations: readOnlyAnnotations(),
   }
   return [
     {

@@ -7,10 +7,12 @@
  *   value points here (`bad_filter` `links`). Listed for every enum field; every filterable field is readable
  *   through the template.
  * - a field's `catalog` (e.g. `service://issue-categories`): each value with its title and description.
+ * - `service://rql`: the filter grammar (rql-guide.ts), markdown.
  */
 import type { FieldSpec } from '../fields.ts'
 import type { CompiledResource } from '../registry.ts'
 import { filterOperators } from '../rql/index.ts'
+import { rqlGuide, RQL_URI } from './rql-guide.ts'
 
 export const VALUES_TEMPLATE = 'resource://filter-values/{resource}/{field}'
 
@@ -23,8 +25,16 @@ export interface LookupDocument {
   name: string
   title: string
   description: string
-  /** The JSON served as the resource's text. */
-  body: () => Record<string, unknown>
+  /** Default application/json. */
+  mimeType?: string
+  /** The resource's text: JSON (an object, serialised) or text as it is (`mimeType` says which). */
+  body: () => Record<string, unknown> | string
+}
+
+/** The text `resources/read` serves for a document. */
+export function lookupText(doc: LookupDocument): string {
+  const b = doc.body()
+  return typeof b === 'string' ? b : JSON.stringify(b)
 }
 
 const FORMAT: Partial<Record<FieldSpec['kind'], string>> = {
@@ -93,9 +103,9 @@ export function catalogs(resources: readonly CompiledResource[]): LookupDocument
   return [...seen.values()]
 }
 
-/** The documents listed by `resources/list`: every catalog, and the values of every filterable enum field. */
+/** The documents listed by `resources/list`: the RQL grammar, every catalog, and the values of every filterable enum field. */
 export function listedLookups(resources: readonly CompiledResource[]): LookupDocument[] {
-  const out = catalogs(resources)
+  const out = [rqlGuide(), ...catalogs(resources)]
   for (const c of resources) {
     for (const f of c.decl.filterable ?? []) {
       if (c.fields.get(f)?.kind === 'enum') out.push(fieldLookup(c, f)!)
@@ -111,5 +121,6 @@ export function readLookup(resources: readonly CompiledResource[], uri: string):
     const c = resources.find((r) => r.name === m[1])
     return c ? fieldLookup(c, m[2]) : undefined
   }
+  if (uri === RQL_URI) return rqlGuide()
   return catalogs(resources).find((d) => d.uri === uri)
 }

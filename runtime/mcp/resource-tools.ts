@@ -6,14 +6,16 @@
 import type { CallToolResult, LoggingLevel, Tool } from '@modelcontextprotocol/server'
 import { isApiError } from '../errors.ts'
 import { planGet, planList } from '../plan.ts'
-import { allOperations, fillPath, queryParam, type CompiledOperation } from '../operations.ts'
+import { allOperations, fillPath, orgListOperation, queryParam, recordParam, type CompiledOperation } from '../operations.ts'
 import { compileFilter } from '../rql/index.ts'
 import { renderRead, renderReadParts } from '../envelope.ts'
-import { exampleFilter } from '../examples.ts'
 import type { CompiledResource } from '../registry.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { Pipeline } from '../pipeline/pipeline.ts'
-import { recordJsonSchema, JSON_SCHEMA_DIALECT, type JsonSchema } from './json-schema.ts'
+import { leanFieldJsonSchema, recordJsonSchema, type FieldSchemaOf, type JsonSchema } from './json-schema.ts'
+import { valuesUri } from './lookups.ts'
+import { RQL_URI } from './rql-guide.ts'
+import { PAGE_INSTEAD } from '../limits.ts'
 import { argsSchema, parseArgs, type ArgSpec } from './tool-args.ts'
 import { errorResult, jsonResult, withErrorResult, type RawJson } from './tool-results.ts'
 
@@ -51,12 +53,13 @@ export interface McpTool {
   resource?: CompiledResource
 }
 
-/** Read-only, idempotent, closed-world: every tool of this service only reads its own stored data. */
-export function readOnlyAnnotations(title: string): Tool['annotations'] {
-  return { title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }
+/**
+ * Read-only, idempotent, closed-world: every tool of this service only reads its own stored data. The display title is
+ * the tool's own `title` (the specification prefers it to the annotation's), not repeated here.
+ */
+export function readOnlyAnnotations(): Tool['annotations'] {
+  return { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }
 }
-
-const ORG_ID = 'orgId'
 
 /** The tool that lists a resource's records (where a get tool's ids come from). */
 function listingTool(c: CompiledResource, all: readonly CompiledResource[]): string | undefined {
@@ -65,44 +68,53 @@ function listingTool(c: CompiledResource, all: readonly CompiledResource[]): str
   return r?.decl.mcp.list
 }
 
+/** The fields an argument takes, named the shorter way: listed, or as the record's fields but a few. */
+function someFields(taken: readonly string[], record: readonly string[]): string {
+  const listed = taken.join(', ')
+  const others = record.filter((f) => !taken.includes(f))
+  if (taken.some((f) => !record.includes(f))) return listed
+  const but = others.length ? `any field but ${others.join(', ')}` : 'any field'
+  return but.length < listed.length ? but : listed
+}
+
 /**
- * The tool's arguments: the operation's path and query parameters, under the same names (runtime/operations.ts), each
- * with what an assistant needs to fill it: its limits and where its values come from.
+ * The tool's arguments: the operation's path and query parameters, under the same names (runtime/operations.ts), with
+ * their limits. Descriptions are short and only where the schema does not say it all: where ids come from is said
+ * once, in the tool's description (`describe`).
  */
-function argSpecs(op: CompiledOperation, all: readonly CompiledResource[], orgsTool: string): ArgSpec[] {
+function argSpecs(op: CompiledOperation): ArgSpec[] {
   const c = op.resource
   const args: ArgSpec[] = []
   for (const p of op.pathParams) {
     if (p.type === 'orgId') {
-      args.push({ name: p.name, in: 'path', required: true, kind: { type: 'string', max: 18 }, description: `The org's 15- or 18-character id; ${orgsTool} lists them.` })
-    } else if (p.role === 'parent') {
-      const parent = all.find((x) => x.name === p.resource)
-      args.push({ name: p.name, in: 'path', required: true, kind: { type: 'id', encoding: p.encoding }, description: `Id of the parent record; ${parent?.decl.mcp.list ?? 'its list tool'} lists them.` })
+      args.push({ name: p.name, in: 'path', required: true, kind: { type: 'string', max: 18 } })
     } else {
-      const from = listingTool(c, all)
-      const as = p.encoding === 'base64url' ? ', exactly as listed (no encoding)' : ''
-      args.push({ name: p.name, in: 'path', required: true, kind: { type: 'id', encoding: p.encoding }, description: `The record's ${p.field}${as}${from ? `; ${from} lists them` : ''}.` })
+      const as = p.encoding === 'base64url' ? 'Exactly as listed (not encoded).' : undefined
+      args.push({ name: p.name, in: 'path', required: true, kind: { type: 'id', encoding: p.encoding }, description: as })
     }
   }
   for (const p of op.queryParams) {
     switch (p.type) {
       case 'limit':
-        args.push({ name: p.name, in: 'query', kind: { type: 'integer', min: p.min, max: p.max }, default: p.default, description: `Records per call, ${p.min} to ${p.max} (default ${p.default}); more than ${p.max} is rejected.` })
+        args.push({ name: p.name, in: 'query', kind: { type: 'integer', min: p.min, max: p.max, overMax: PAGE_INSTEAD, listMin: false }, default: p.default })
         break
       case 'offset':
-        args.push({ name: p.name, in: 'query', kind: { type: 'integer', min: p.min }, default: p.default, description: 'Records to skip: the previous offset plus limit gives the next page.' })
+        args.push({ name: p.name, in: 'query', kind: { type: 'integer', min: p.min, listMin: false } })
         break
       case 'filter': {
-        const ex = exampleFilter(c)
-        const dflt = p.defaultFilter ? ` Without it, ${p.defaultFilter} applies; an empty filter means none.` : ''
-        args.push({ name: p.name, in: 'query', kind: { type: 'string', max: p.maxLength }, description: `RQL filter on ${p.fields.join(', ')}${ex ? `, e.g. ${ex}` : ''}.${dflt}` })
+        // The syntax is explained once (the server's instructions, service://rql); here only what is the tool's own.
+        const dflt = p.defaultFilter ? ` Default ${p.defaultFilter}; "" for none.` : ''
+        args.push({ name: p.name, in: 'query', kind: { type: 'string', max: p.maxLength }, description: `RQL (${RQL_URI}) on ${someFields(p.fields, op.recordFields)}.${dflt}` })
         break
       }
       case 'sort':
-        args.push({ name: p.name, in: 'query', kind: { type: 'string', max: p.maxLength }, description: `Comma-separated fields, a leading - for descending, among ${p.fields.join(', ')}${p.defaultSort ? `; default ${p.defaultSort}` : ''}.` })
+        // The syntax is said once (the server's instructions), the default order in the reference; the sortable fields
+        // are not listed (an unknown one is refused naming the nearest and listing them all).
+        args.push({ name: p.name, in: 'query', kind: { type: 'string', max: p.maxLength } })
         break
       case 'fields':
-        args.push({ name: p.name, in: 'query', kind: { type: 'names', max: p.fields.length }, description: `Only these properties of each record${p.key ? ` (and ${p.key})` : ''}, e.g. ["${p.fields.filter((f) => f !== p.key).slice(0, 2).join('", "')}"]; default all.` })
+        // Said once, in the server's instructions: the same on every tool that has it.
+        args.push({ name: p.name, in: 'query', kind: { type: 'names', max: p.fields.length } })
         break
       case 'strings':
         args.push({ name: p.name, in: 'query', kind: { type: 'strings', max: p.maxValues }, description: p.description })
@@ -112,56 +124,94 @@ function argSpecs(op: CompiledOperation, all: readonly CompiledResource[], orgsT
   return args
 }
 
-function listOutput(c: CompiledResource): JsonSchema {
-  const record = recordJsonSchema(c.listFieldNames, c.fields, !queryParam(c.ops.list!, 'fields'))
-  const meta: Record<string, unknown> = { count: { type: 'integer' }, total: { type: 'integer' }, hasMore: { type: 'boolean' } }
-  if (!c.decl.unpaged) Object.assign(meta, { limit: { type: 'integer' }, offset: { type: 'integer' }, requestedLimit: { type: 'integer' } })
-  return {
-    $schema: JSON_SCHEMA_DIALECT,
-    type: 'object',
-    properties: {
-      data: { type: 'array', items: record },
-      meta: { type: 'object', properties: meta, required: ['count', 'total', 'hasMore'] },
-      links: { type: 'object', additionalProperties: { type: 'string' }, description: 'The equivalent REST paths (self, next, prev).' },
-    },
-    required: ['data', 'meta', 'links'],
+/**
+ * Lean record fields (json-schema.ts `leanFieldJsonSchema`): a long enumeration points at the document listing its
+ * values, the field's filter-value lookup or its catalog.
+ */
+function leanFields(c: CompiledResource): FieldSchemaOf {
+  return (name, s) => leanFieldJsonSchema(s, (c.decl.filterable ?? []).includes(name) ? valuesUri(c.name, name) : s.catalog)
+}
+
+/**
+ * The records of an answer, leanly: names and types, nothing required (a sparse fieldset leaves fields out), nothing
+ * closed. Each name and type is written once in the tool list: a get whose resource has a list describes its record
+ * as that list's record and names only the fields the list does not show.
+ */
+function leanRecord(op: CompiledOperation, all: readonly CompiledResource[]): JsonSchema {
+  const c = op.resource
+  const list = op.kind === 'get' ? c.ops.list : undefined
+  const names = list ? op.recordFields.filter((f) => !list.recordFields.includes(f)) : op.recordFields
+  const record = fieldsOf(op.resource, names)
+  if (!list) {
+    // A list whose records are another list's, field for field (an object's fields are fields), says so.
+    const same = allOperations(all).find((o) => o.kind === 'list' && JSON.stringify(fieldsOf(o.resource, o.recordFields)) === JSON.stringify(record))
+    return same && same !== op ? { description: `A ${same.tool} record.` } : record
   }
+  if (!names.length) return { description: `A ${list.tool} record.` }
+  return { ...record, description: `A ${list.tool} record, plus these fields.` }
 }
 
-function getOutput(c: CompiledResource): JsonSchema {
-  const names = [...c.fields.keys()]
-  // With `fields`, a record holds only the properties asked for (and its id).
-  return { $schema: JSON_SCHEMA_DIALECT, type: 'object', properties: { data: recordJsonSchema(names, c.fields, !queryParam(c.ops.get!, 'fields')) }, required: ['data'] }
+/**
+ * The lean schema of records with these fields of `c`: their properties only. Nothing required, other members
+ * admitted, and no `type: object` (properties say it) — the tool list repeats this for every tool.
+ */
+function fieldsOf(c: CompiledResource, names: readonly string[]): JsonSchema {
+  const { additionalProperties: _closed, type: _object, ...record } = recordJsonSchema(names, c.fields, false, leanFields(c))
+  return record
 }
 
+/**
+ * The envelope's `meta`, as far as a caller goes on with it: `total` (the records the filter matches) and `hasMore`.
+ * Its `count` is the length of `data`, its `limit` and `offset` echo the arguments, and `requestedLimit` never appears
+ * on MCP (a limit above the maximum is refused there): left unnamed, like the envelope's `links` (the REST paths).
+ */
+function listMeta(): JsonSchema {
+  return { properties: { total: { type: 'integer' }, hasMore: { type: 'boolean' } } }
+}
+
+function listOutput(op: CompiledOperation, all: readonly CompiledResource[]): JsonSchema {
+  return { properties: { data: { type: 'array', items: leanRecord(op, all) }, meta: listMeta() } }
+}
+
+function getOutput(op: CompiledOperation, all: readonly CompiledResource[]): JsonSchema {
+  return { properties: { data: leanRecord(op, all) } }
+}
+
+/** The first sentence of a declaration's description: what the records are, so when to use the tool. */
+function firstSentence(text: string): string {
+  const end = text.search(/(?<!\b(?:e\.g|i\.e))\.(\s|$)/)
+  return end < 0 ? text : text.slice(0, end + 1)
+}
+
+/**
+ * One short description: when to use the tool (what it returns), how to page, and where each id argument comes from.
+ * The filter and sort arguments describe themselves; RQL is explained once (the server's instructions, service://rql).
+ */
 function describe(op: CompiledOperation, all: readonly CompiledResource[], orgsTool: string): string {
   const c = op.resource
   const d = c.decl
-  const parts = [d.description]
-  const org = d.scope === 'org' ? ` orgId comes from ${orgsTool}.` : ''
-  if (op.kind === 'list') {
-    const limit = queryParam(op, 'limit')
-    const paging = !limit ? 'every record in one call' : `up to limit records per call (default ${limit.default}, at most ${limit.max}); when meta.hasMore is true, call again with offset increased by limit`
-    parts.push(`Returns {data, meta, links}: ${paging}.${org}`)
-    for (const p of op.pathParams) if (p.type === 'id' && p.role === 'parent') parts.push(`${p.name} comes from ${all.find((x) => x.name === p.resource)?.decl.mcp.list}.`)
-    const filter = queryParam(op, 'filter')
-    if (filter) {
-      const ex = exampleFilter(c)
-      parts.push(`filter (RQL) on ${filter.fields.join(', ')}${ex ? `, e.g. ${ex}` : ''}${filter.defaultFilter ? `; without a filter, ${filter.defaultFilter} applies` : ''}.`)
+  const from: string[] = []
+  for (const p of op.pathParams) {
+    // A get's org comes from where the list of its records says (and the server's instructions): said for lists only.
+    if (p.type === 'orgId') {
+      if (op.kind === 'list' || p.record) from.push(`${p.name} from ${orgsTool}`)
+    } else if (p.role === 'parent') from.push(`${p.name} from ${all.find((x) => x.name === p.resource)?.decl.mcp.list}`)
+    else {
+      const list = listingTool(c, all)
+      if (list) from.push(`${p.name} from ${list}`)
     }
-    const sort = queryParam(op, 'sort')
-    if (sort) parts.push(`sort on ${sort.fields.join(', ')} (- for descending)${sort.defaultSort ? `; default ${sort.defaultSort}` : ''}.`)
-    return parts.join(' ')
   }
-  if (d.kind === 'singleton') {
-    parts.push(`Returns {data}: the ${d.title.toLowerCase()} of the org's latest scan.${org}`)
-  } else {
-    const from = listingTool(c, all)
-    const of = d.scope === 'org' ? " of the org's latest scan" : ''
-    const needs = d.id!.param === ORG_ID ? '' : ` by ${d.id!.param}${from ? ` (${from} lists them)` : ''}`
-    parts.push(`Returns {data}: one ${d.title.toLowerCase()}${of}${needs}.${org || (d.id!.param === ORG_ID ? ` orgId comes from ${orgsTool}.` : '')}`)
+  const ids = from.length ? [`${from.join('; ')}.`] : []
+  if (op.kind === 'list') {
+    const paging = queryParam(op, 'limit') ? 'Paged: offset+limit while meta.hasMore.' : 'Every record in one call.'
+    return [firstSentence(d.description), paging, ...ids].join(' ')
   }
-  return parts.join(' ')
+  // A get of a list's records says which record and how much of it; a singleton, or a get with no list of its own,
+  // what it is.
+  if (d.kind !== 'singleton' && c.ops.list && recordParam(op)) {
+    return `${[`One ${d.title.toLowerCase()} by id${op.recordFields.length > c.listFieldNames.length ? ', with more fields than the list' : ''}`, ...from].join('; ')}.`
+  }
+  return [firstSentence(d.description), ...ids].join(' ')
 }
 
 /** The REST path and query string equivalent to a call, for the envelope's links. */
@@ -176,14 +226,14 @@ function tool(operation: CompiledOperation, all: readonly CompiledResource[], or
   const c = operation.resource
   const d = c.decl
   const { tool: name, title, kind: op } = operation
-  const specs = argSpecs(operation, all, orgsTool)
+  const specs = argSpecs(operation)
   const definition: Tool = {
     name,
     title,
     description: describe(operation, all, orgsTool),
     inputSchema: argsSchema(specs) as Tool['inputSchema'],
-    outputSchema: withErrorResult(op === 'list' ? listOutput(c) : getOutput(c)) as Tool['outputSchema'],
-    annotations: readOnlyAnnotations(title),
+    outputSchema: withErrorResult(op === 'list' ? listOutput(operation, all) : getOutput(operation, all)) as Tool['outputSchema'],
+    annotations: readOnlyAnnotations(),
   }
   return {
     definition,
@@ -231,7 +281,7 @@ function tool(operation: CompiledOperation, all: readonly CompiledResource[], or
 
 /** The tool that lists the caller's orgs (where every orgId comes from). */
 export function orgsToolOf(resources: readonly CompiledResource[]): string {
-  return resources.find((c) => c.decl.scope === 'account' && c.decl.operations.list)?.decl.mcp.list ?? 'the org list'
+  return orgListOperation(resources)?.tool ?? 'the org list'
 }
 
 /** Every list and get tool of the registry, in registry order (grouped counts have one tool of their own: count-tool.ts). */

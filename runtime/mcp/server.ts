@@ -19,7 +19,7 @@ import type { Logger } from '../log.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { Pipeline } from '../pipeline/pipeline.ts'
 import type { CompiledResource } from '../registry.ts'
-import { catalogs, listedLookups, readLookup, VALUES_TEMPLATE } from './lookups.ts'
+import { catalogs, listedLookups, lookupText, readLookup, VALUES_TEMPLATE } from './lookups.ts'
 import { argumentProblem, compilePrompts, enumValues, renderPrompt, type CompiledPrompt } from './prompts.ts'
 import { resourceTools, type McpScope, type McpTool, type ToolContext } from './resource-tools.ts'
 import { countTool } from './count-tool.ts'
@@ -27,6 +27,7 @@ import { quotaTool, serverInfoTool } from './service-tools.ts'
 import { errorResult, type RawJson } from './tool-results.ts'
 import { asInvalidParams } from './invalid-params.ts'
 import { CallLog, callLine, isLoggingLevel, type CallNote } from './logging.ts'
+import { RQL_ESSENTIALS } from './rql-guide.ts'
 
 const VALUES_TEMPLATE_ENTRY = {
   uriTemplate: VALUES_TEMPLATE,
@@ -38,11 +39,20 @@ const VALUES_TEMPLATE_ENTRY = {
 
 export const SERVER_INFO = { name: 'orgscan', title: 'Organization Scan Data Service', version: '1.0.0' }
 
-const INSTRUCTIONS =
-  'Read-only access to what scans of CRM-platform orgs found. Start with list_orgs to get an orgId; every other tool ' +
-  'reads the latest completed scan of one org. List tools page with limit (at most 200) and offset and take an RQL ' +
-  'filter and a sort; the prompts are ready-made audits. Every tools/call counts against the account quota ' +
-  '(get_account_quota shows it, for free).'
+/**
+ * What every tool shares, said once rather than in each tool's list entry (the tool list is paid for by the
+ * character): ids, paging, filters, sorting, fields and error results.
+ */
+const INSTRUCTIONS = [
+  'Read-only access to what scans of CRM-platform orgs found. Start with list_orgs to get an orgId; every other tool',
+  'reads the latest completed scan of one org, and a record id comes from the list its tool names. List tools page:',
+  'limit (at most 200, default 50) and offset; while meta.hasMore, call again with offset increased by limit.',
+  `${RQL_ESSENTIALS} Sort takes comma-separated fields, -field for descending. A fields argument returns only the`,
+  'record fields named, comma-separated. A failed call is isError with structuredContent {error, message, reason}:',
+  'error is bad_filter (fix the call: parameter, offset, allowed and links say how), not_found, access_denied,',
+  'rate_limited (wait retryAfterSeconds) or server_error (retry). Every tools/call counts against the account quota',
+  '(get_account_quota shows it, for free); the prompts are ready-made audits.',
+].join(' ')
 
 export interface McpCatalog {
   tools: ReadonlyMap<string, McpTool>
@@ -201,7 +211,7 @@ export function createMcpServer(d: McpServerDeps, modern = false): Server {
 
   server.setRequestHandler('resources/list', async (req) => {
     noCursor('resources/list', req.params)
-    return { resources: listedLookups(catalog.resources).map((l) => ({ uri: l.uri, name: l.name, title: l.title, description: l.description, mimeType: 'application/json' })) }
+    return { resources: listedLookups(catalog.resources).map((l) => ({ uri: l.uri, name: l.name, title: l.title, description: l.description, mimeType: l.mimeType ?? 'application/json' })) }
   })
   server.setRequestHandler('resources/templates/list', async (req) => {
     noCursor('resources/templates/list', req.params)
@@ -210,7 +220,7 @@ export function createMcpServer(d: McpServerDeps, modern = false): Server {
   server.setRequestHandler('resources/read', async (req) => {
     const doc = readLookup(catalog.resources, req.params.uri)
     if (!doc) throw new ProtocolError(ProtocolErrorCode.ResourceNotFound, `Resource not found: ${req.params.uri}`)
-    return { contents: [{ uri: doc.uri, mimeType: 'application/json', text: JSON.stringify(doc.body()) }] }
+    return { contents: [{ uri: doc.uri, mimeType: doc.mimeType ?? 'application/json', text: lookupText(doc) }] }
   })
 
   const knownUris = new Set([...catalogs(catalog.resources).map((c) => c.uri), ...listedLookups(catalog.resources).map((l) => l.uri)])

@@ -6,8 +6,8 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server'
 import type { Clock } from '../config-types.ts'
 import { discoveryPayload, type VersionSource } from '../versions/state.ts'
-import { JSON_SCHEMA_DIALECT } from './json-schema.ts'
 import { argsSchema, parseArgs } from './tool-args.ts'
+import { leanShape } from './json-schema.ts'
 import { toApiError } from '../errors.ts'
 import { errorResult, successResult, withErrorResult } from './tool-results.ts'
 import { readOnlyAnnotations, type McpTool } from './resource-tools.ts'
@@ -54,8 +54,8 @@ function definition(name: string, title: string, description: string, output: Re
     title,
     description,
     inputSchema: argsSchema([]) as Tool['inputSchema'],
-    outputSchema: withErrorResult({ $schema: JSON_SCHEMA_DIALECT, type: 'object', ...output }) as Tool['outputSchema'],
-    annotations: readOnlyAnnotations(title),
+    outputSchema: withErrorResult(leanShape({ type: 'object', ...output })) as Tool['outputSchema'],
+    annotations: readOnlyAnnotations(),
   }
 }
 
@@ -64,7 +64,7 @@ export function quotaTool(): McpTool {
     definition: definition(
       'get_account_quota',
       'Get account quota',
-      "The account's request quota: limit, remaining and reset time of the daily and monthly windows (UTC calendar days and months). Shared by REST and MCP; reading it consumes nothing.",
+      "The account's request quota: limit, remaining and resetAt of the daily and monthly windows (UTC days and months), shared with REST. Free.",
       QUOTA_SCHEMA,
     ),
     scope: 'mcp:read',
@@ -85,7 +85,7 @@ export function serverInfoTool(versions: VersionSource, clock: Clock): McpTool {
     definition: definition(
       'server_info',
       'Server info',
-      'The versions of this MCP server: each with its status (current or deprecated) and, once deprecated, the date it will stop answering (sunsetDate).',
+      'The versions of this MCP server, each current or deprecated; a deprecated one stops answering on its sunsetDate. Free.',
       {
         properties: {
           versions: {

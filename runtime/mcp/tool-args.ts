@@ -5,13 +5,17 @@
  * argument or a missing required one is a 400 `invalid_parameter` / `unknown_parameter` naming the argument.
  */
 import { ApiError } from '../errors.ts'
-import { JSON_SCHEMA_DIALECT, type JsonSchema } from './json-schema.ts'
+import { didYouMean } from '../nearest.ts'
+import type { JsonSchema } from './json-schema.ts'
 
 export type ArgKind =
   /** A string of at most `max` characters. */
   | { type: 'string'; max: number }
-  /** An integer in [min, max]. */
-  | { type: 'integer'; min: number; max?: number }
+  /**
+   * An integer in [min, max]; `overMax` says what to do instead of asking for more than `max`; `listMin` false leaves
+   * an obvious minimum (a count from 1, an offset from 0) out of the schema (it is checked all the same).
+   */
+  | { type: 'integer'; min: number; max?: number; overMax?: string; listMin?: boolean }
   /** Repeatable string values (a REST parameter given several times). */
   | { type: 'strings'; max: number }
   /** A record id as records show it: an integer, or text (`encoding` says how REST paths carry it). */
@@ -22,7 +26,8 @@ export type ArgKind =
 export interface ArgSpec {
   name: string
   kind: ArgKind
-  description: string
+  /** Only where the schema does not say it all: the tool list is read, and paid for, by the character. */
+  description?: string
   required?: boolean
   /** Where it goes: a path parameter, or a query parameter (named `name` in both). */
   in: 'path' | 'query'
@@ -34,25 +39,36 @@ export interface ParsedArgs {
   query: Map<string, string[]>
 }
 
+/**
+ * An argument's schema: its type and the bounds an assistant needs to fill it (an integer's range). The length limits
+ * of strings and ids are checked when parsing (`stringValue`) but not listed: no sensible value comes near them, and
+ * the tool list is paid for by the character.
+ */
 function schemaOf(a: ArgSpec): JsonSchema {
   const k = a.kind
   let s: JsonSchema
   switch (k.type) {
-    case 'string': s = { type: 'string', maxLength: k.max }; break
-    case 'integer': s = { type: 'integer', minimum: k.min, ...(k.max !== undefined ? { maximum: k.max } : {}) }; break
-    case 'strings': s = { type: 'array', items: { type: 'string', minLength: 1, maxLength: 200 }, maxItems: k.max }; break
-    case 'id': s = k.encoding === 'int' ? { type: ['integer', 'string'], minimum: 1, pattern: '^[1-9][0-9]{0,17}$' } : { type: 'string', minLength: 1, maxLength: 512 }; break
+    case 'string': s = { type: 'string' }; break
+    case 'integer': s = { type: 'integer', ...(k.listMin !== false ? { minimum: k.min } : {}), ...(k.max !== undefined ? { maximum: k.max } : {}) }; break
+    case 'strings': s = { type: 'array', items: { type: 'string' }, maxItems: k.max }; break
+    // An integer id may come as a string of digits: JSON numbers lose digits past 2^53.
+    case 'id': s = k.encoding === 'int' ? { type: ['integer', 'string'] } : { type: 'string' }; break
     case 'names': s = { type: 'array', items: { type: 'string' }, maxItems: k.max }; break
   }
-  return { ...s, description: a.description, ...(a.default !== undefined ? { default: a.default } : {}) }
+  return { ...s, ...(a.description ? { description: a.description } : {}), ...(a.default !== undefined ? { default: a.default } : {}) }
 }
 
-/** The `inputSchema` of a tool taking these arguments. */
+/**
+ * The `inputSchema` of a tool taking these arguments. No `$schema`: MCP reads a schema without one as JSON Schema
+ * 2020-12, and every keyword used here means the same in draft-07, so older clients validate it alike. Not closed
+ * (`additionalProperties: false`) on the wire, to save its characters in every tool: an unknown argument is refused
+ * all the same when the call is parsed (`parseArgs`), naming the nearest known one.
+ */
 export function argsSchema(args: readonly ArgSpec[]): JsonSchema {
   const properties: Record<string, JsonSchema> = {}
   for (const a of args) properties[a.name] = schemaOf(a)
   const required = args.filter((a) => a.required).map((a) => a.name)
-  return { $schema: JSON_SCHEMA_DIALECT, type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false }
+  return { type: 'object', properties, ...(required.length ? { required } : {}) }
 }
 
 const bad = (parameter: string, detail: string) => new ApiError('invalid_parameter', detail, { parameter })
@@ -69,7 +85,7 @@ function stringValue(a: ArgSpec, v: unknown): string {
     case 'integer':
       if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw bad(a.name, `${a.name} must be an integer.`)
       if (v < k.min) throw bad(a.name, `${a.name} must be at least ${k.min}.`)
-      if (k.max !== undefined && v > k.max) throw bad(a.name, `${a.name} must be at most ${k.max}.`)
+      if (k.max !== undefined && v > k.max) throw bad(a.name, `${a.name} must be at most ${k.max}${k.overMax ? `; ${k.overMax}` : ''}.`)
       return String(v)
     case 'id':
       if (k.encoding === 'int') {
@@ -102,7 +118,7 @@ export function parseArgs(specs: readonly ArgSpec[], raw: unknown): ParsedArgs {
   const known = new Set(specs.map((s) => s.name))
   for (const name of Object.keys(args)) {
     if (!known.has(name)) {
-      throw new ApiError('unknown_parameter', `Unknown argument "${name.slice(0, 64)}".`, { parameter: name.slice(0, 64), allowed: [...known] })
+      throw new ApiError('unknown_parameter', `Unknown argument "${name.slice(0, 64)}"${didYouMean(name, [...known]) || '.'}`, { parameter: name.slice(0, 64), allowed: [...known] })
     }
   }
   for (const a of specs) {

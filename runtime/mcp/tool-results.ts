@@ -5,7 +5,7 @@
  * code, the message is for people:
  * - `bad_filter`: the REST `code` as `reason`, the `parameter` at fault, and for filter problems the `links` to
  *   the `resource://` lookup of the field's valid values and an `elicitation` a client can show to ask for a
- *   corrected filter;
+ *   corrected filter; the text says the offset and names the links and the filter grammar too;
  * - `rate_limited`: `retryAfterSeconds` and `limit` (the text gives the wait in seconds);
  * - `not_found`, `access_denied` (with the missing `scope` when that is the cause);
  * - `server_error`: `retryable: true`.
@@ -15,13 +15,12 @@ import { ERROR_CODES, type ApiError } from '../errors.ts'
 import type { RateInfo } from '../pipeline/pipeline.ts'
 import type { CompiledResource } from '../registry.ts'
 import { valuesUri } from './lookups.ts'
+import { RQL_URI } from './rql-guide.ts'
 import type { JsonSchema } from './json-schema.ts'
 
 /**
- * The `structuredContent` of an error result (`errorResult` below), as JSON Schema. Every tool's output schema admits
- * it beside the success shape (`withErrorResult`): the MCP specification asks structured results to conform to the
- * tool's output schema, and clients check error results too (the v1 TypeScript SDK throws away an error result that
- * does not conform, and with it its code).
+ * The `structuredContent` of an error result (`errorResult` below), as JSON Schema: what the MCP reference documents.
+ * Every tool's output schema admits it beside the success shape (`withErrorResult`), in a lean form.
  */
 export const ERROR_RESULT_SCHEMA: JsonSchema = {
   type: 'object',
@@ -45,10 +44,21 @@ export const ERROR_RESULT_SCHEMA: JsonSchema = {
   required: ['error', 'message', 'reason'],
 }
 
-/** An output schema admitting the success shape and the error result: `{type: 'object', anyOf: [success, error]}`. */
+/**
+ * A tool's output schema: the success shape, written so that the error result conforms to it too. The MCP
+ * specification asks structured results to conform to the tool's output schema, and clients check error results too
+ * (the v1 TypeScript SDK throws away an error result that does not conform, and with it its code). Rather than an
+ * `anyOf` of both shapes, which every tool's list entry would repeat, the success shape requires nothing, admits other
+ * members and names no member an error result has: an error result is an object of other members
+ * (`ERROR_RESULT_SCHEMA`, documented once in the MCP reference and the server's instructions). No `$schema`: MCP reads
+ * a schema without one as JSON Schema 2020-12, and the keywords used mean the same in draft-07.
+ */
 export function withErrorResult(success: JsonSchema): JsonSchema {
-  const { $schema, ...branch } = success
-  return { ...($schema ? { $schema } : {}), type: 'object', anyOf: [branch, ERROR_RESULT_SCHEMA] }
+  const { $schema: _dialect, required: _required, additionalProperties: _closed, ...rest } = success
+  const errorMembers = Object.keys(ERROR_RESULT_SCHEMA.properties as object)
+  const clash = Object.keys((rest.properties as object | undefined) ?? {}).find((k) => errorMembers.includes(k))
+  if (clash) throw new Error(`an output schema may not name ${clash}, a member of the error result`)
+  return { type: 'object', ...rest }
 }
 
 export function successResult(text: string, structured: Record<string, unknown>): CallToolResult {
@@ -145,6 +155,19 @@ function filterHelp(err: ApiError, resource: CompiledResource | undefined): Reco
   }
 }
 
+/**
+ * The text of a `bad_filter` result: the message, where in the argument the problem is, and the documents that help
+ * (the field's valid values, the filter grammar), for a client that shows the text only.
+ */
+function badFilterText(err: ApiError, links: readonly string[]): string {
+  const parts = [/[.?!]$/.test(err.message) ? err.message : `${err.message}.`]
+  const { offset, parameter } = err.extras
+  if (offset !== undefined && parameter) parts.push(`At offset ${offset} of ${parameter}.`)
+  if (links.length) parts.push(`Valid values: ${links.join(', ')}.`)
+  if (parameter === 'filter') parts.push(`Filter grammar: ${RQL_URI}.`)
+  return parts.join(' ')
+}
+
 /** The tool error for a failed operation. */
 export function errorResult(err: ApiError, rate?: RateInfo, resource?: CompiledResource): CallToolResult {
   const error = ERROR_CODES[err.code].mcp
@@ -154,6 +177,7 @@ export function errorResult(err: ApiError, rate?: RateInfo, resource?: CompiledR
   switch (error) {
     case 'bad_filter':
       Object.assign(sc, filterHelp(err, resource))
+      text = badFilterText(err, (sc.links as string[] | undefined) ?? [])
       break
     case 'rate_limited': {
       const seconds = err.extras.retryAfterSeconds ?? rate?.window?.retryAfterSeconds ?? 1

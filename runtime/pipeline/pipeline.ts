@@ -18,7 +18,7 @@ import type { CompiledResource } from '../registry.ts'
 import type { OperationKind } from '../operations.ts'
 import type { QuotaCharge, QuotaChargeWindow, QuotaService, QuotaState } from '../quota/types.ts'
 import { read, checkOrgAccess, type ReadDb, type ReadResult } from '../read.ts'
-import { normalizeOrgId } from '../org-id.ts'
+import { normalizeOrgId, ORG_NOT_FOUND } from '../org-id.ts'
 import type { FairShare } from './fair-share.ts'
 import type { Metrics } from '../metrics.ts'
 import type { VersionUsage } from '../versions/usage.ts'
@@ -83,6 +83,21 @@ export interface PipelineDeps {
   log: Logger
   /** Counts quota decisions (runtime/metrics.ts); optional. */
   metrics?: Pick<Metrics, 'quota'>
+  /** Where the orgs a caller can see are listed (the org list's MCP tool and REST path), named by an org's 404. */
+  orgList?: { tool: string; path: string }
+}
+
+/** An org id as a caller may have typed it: echoed in an answer only when it has the form of one. */
+const ORG_ID_FORM = /^[A-Za-z0-9]{15,18}$/
+
+/**
+ * An org's 404 said with the id the caller sent and where the orgs it can see are listed (the read only knows the
+ * canonical id, and no surface's names); any other error as it is.
+ */
+function explainOrgNotFound(e: ApiError, orgId: string | undefined, surface: Surface, list: PipelineDeps['orgList']): ApiError {
+  if (e.code !== 'not_found' || e.message !== ORG_NOT_FOUND || orgId === undefined || !ORG_ID_FORM.test(orgId)) return e
+  const where = !list ? '' : surface === 'mcp' ? `; ${list.tool} lists the orgs you can see` : `; GET ${list.path} (${list.tool}) lists the orgs you can see`
+  return new ApiError('not_found', `Org ${orgId} not found${where}.`, e.extras)
 }
 
 /** The charge of a free read: allowed, nothing counted, no rate-limit headers. */
@@ -121,7 +136,7 @@ export function createPipeline(d: PipelineDeps): Pipeline {
       const result = await read(d.read, { resource: o.resource, op: o.op, params: o.params, query: o.query(), surface, principal: p, lend: o.lend ?? surface === 'rest', turn })
       return { ok: true, kind: 'read', result, rate }
     } catch (e) {
-      const error = failure(e, refused ? 'fair share' : 'read')
+      const error = explainOrgNotFound(failure(e, refused ? 'fair share' : 'read'), o.params.orgId, surface, d.orgList)
       if (refused || error.status >= 500) charge.refund?.()
       return { ok: false, error, rate }
     }
@@ -137,7 +152,7 @@ export function createPipeline(d: PipelineDeps): Pipeline {
     }
   }
 
-  async function executeQuota(p: Principal, o: Extract<Operation, { kind: 'quota' }>): Promise<Outcome> {
+  async function executeQuota(p: Principal, o: Extract<Operation, { kind: 'quota' }>, surface: Surface): Promise<Outcome> {
     // A turn at the database only for the org check, the one statement of the read pool here: the account's quota is
     // read on the control pool, never behind its data reads.
     let release
@@ -158,7 +173,7 @@ export function createPipeline(d: PipelineDeps): Pipeline {
       if (o.orgId !== undefined) await checkOrgAccess(d.read, p, normalizeOrgId(o.orgId))
       return { ok: true, kind: 'quota', state: state.body, rate }
     } catch (e) {
-      return { ok: false, error: failure(e, 'quota state'), rate }
+      return { ok: false, error: explainOrgNotFound(failure(e, 'quota state'), o.orgId, surface, d.orgList), rate }
     } finally {
       release?.()
     }
@@ -176,7 +191,7 @@ export function createPipeline(d: PipelineDeps): Pipeline {
       return p
     },
     execute(p, o, surface) {
-      return o.kind === 'read' ? executeRead(p, o, surface) : executeQuota(p, o)
+      return o.kind === 'read' ? executeRead(p, o, surface) : executeQuota(p, o, surface)
     },
     async refuse(p, error) {
       return { ok: false, error, rate: await rateOf(p) }

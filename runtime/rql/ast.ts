@@ -39,6 +39,8 @@ export interface RqlCmp {
   readonly type: 'cmp'
   readonly op: RqlCmpOp
   readonly field: string
+  /** Where the field name starts (errors about the field point here; `offset` is the operator's). */
+  readonly fieldOffset: number
   readonly value: RqlLiteral
   readonly offset: number
 }
@@ -47,6 +49,8 @@ export interface RqlSet {
   readonly type: 'set'
   readonly op: RqlSetOp
   readonly field: string
+  /** Where the field name starts (errors about the field point here; `offset` is the operator's). */
+  readonly fieldOffset: number
   /** Never empty. */
   readonly values: readonly RqlLiteral[]
   readonly offset: number
@@ -56,6 +60,8 @@ export interface RqlNull {
   readonly type: 'null'
   readonly op: RqlNullOp
   readonly field: string
+  /** Where the field name starts (errors about the field point here; `offset` is the operator's). */
+  readonly fieldOffset: number
   readonly offset: number
 }
 

@@ -8,6 +8,7 @@
  * `{ parameter: 'filter', field, offset }`. A malformed AST (not produced by `parseRql`) is a server fault: plain Error.
  */
 import { ApiError } from '../errors.ts'
+import { didYouMean } from '../nearest.ts'
 import { sqlExpr, sqlType, type FieldKind, type FieldSpec } from '../fields.ts'
 import { parseIsoDate, parseNumberText, type RqlCmp, type RqlCmpOp, type RqlLiteral, type RqlNode } from './ast.ts'
 
@@ -100,11 +101,11 @@ class Compiler {
         // Two-valued: not(P) matches exactly the rows P does not match, including rows where P is NULL.
         return `((${this.node(n.arg)}) IS NOT TRUE)`
       case 'null': {
-        const spec = this.spec(n.field, n.op, n.offset)
+        const spec = this.spec(n.field, n.fieldOffset, n.op, n.offset)
         return `${sqlExpr(n.field, spec)} ${n.op === 'isNull' ? 'IS NULL' : 'IS NOT NULL'}`
       }
       case 'cmp': {
-        const spec = this.spec(n.field, n.op, n.offset)
+        const spec = this.spec(n.field, n.fieldOffset, n.op, n.offset)
         const expr = sqlExpr(n.field, spec)
         if (n.value.value === null) {
           if (n.op === 'eq') return `${expr} IS NULL`
@@ -122,7 +123,7 @@ class Compiler {
         return `${expr} ${sqlOperator(n.op)} ${this.bind(this.coerce(n.field, spec, n.value))}::${sqlType(spec)}`
       }
       case 'set': {
-        const spec = this.spec(n.field, n.op, n.offset)
+        const spec = this.spec(n.field, n.fieldOffset, n.op, n.offset)
         const hasNull = n.values.some((l) => l.value === null)
         const list = n.values.filter((l) => l.value !== null).map((l) => this.coerce(n.field, spec, l))
         if (list.length === 0 && !hasNull) throw new Error('RQL set node without values')
@@ -166,7 +167,7 @@ class Compiler {
       n.args.forEach((a, i) => {
         const key = a.type === 'cmp' ? `${a.op} ${a.field}` : ''
         if (a.type === 'cmp' && groups.get(key)?.includes(a)) {
-          const spec = this.spec(a.field, a.op, a.offset)
+          const spec = this.spec(a.field, a.fieldOffset, a.op, a.offset)
           const list = lists.get(key) ?? { op: a.op, field: a.field, spec, values: [] }
           list.values.push(this.coerce(a.field, spec, a.value))
           if (!lists.has(key)) parts.push({ group: key })
@@ -240,11 +241,14 @@ class Compiler {
     return member ? `(${expr} IS NOT NULL AND NOT (${member}))` : `${expr} IS NOT NULL`
   }
 
-  /** Resolves a whitelisted field and checks that its kind supports `op`. */
-  private spec(field: string, op: Op, offset: number): FieldSpec {
+  /**
+   * Resolves a whitelisted field and checks that its kind supports `op`. An unknown field is reported where its name
+   * starts (`fieldOffset`), with the nearest filterable name; an unsupported operator where the operator starts.
+   */
+  private spec(field: string, fieldOffset: number, op: Op, offset: number): FieldSpec {
     if (!this.filterable.includes(field) || !Object.hasOwn(this.fields, field)) {
-      throw new ApiError('unknown_filter_field', `Unknown filter field ${describe(field)}`, {
-        parameter: 'filter', field, allowed: [...this.filterable], offset,
+      throw new ApiError('unknown_filter_field', `Unknown filter field ${describe(field)}${didYouMean(field, this.filterable)}`, {
+        parameter: 'filter', field, allowed: [...this.filterable], offset: fieldOffset,
       })
     }
     const spec = this.fields[field]

@@ -133,13 +133,15 @@ class Parser {
         return { type: 'not', arg, offset: start }
       }
       case 'cmp': {
+        const fieldOffset = this.fieldStart()
         const field = this.field()
         const value = this.value()
         this.expect(')', '")" after value', `${name}() takes a field and one value`)
         if (name === 'like' || name === 'ilike') this.pattern(value)
-        return { type: 'cmp', op: name as RqlCmpOp, field, value, offset: start }
+        return { type: 'cmp', op: name as RqlCmpOp, field, fieldOffset, value, offset: start }
       }
       case 'set': {
+        const fieldOffset = this.fieldStart()
         const field = this.field()
         this.ws()
         let values: RqlLiteral[]
@@ -152,13 +154,13 @@ class Parser {
           values = this.values()
           this.expect(')', '"," or ")" after value')
         }
-        return { type: 'set', op: name as RqlSetOp, field, values, offset: start }
+        return { type: 'set', op: name as RqlSetOp, field, fieldOffset, values, offset: start }
       }
       case 'null': {
-        this.ws()
+        const fieldOffset = this.fieldStart()
         const field = this.fieldName()
         this.expect(')', '")" after field name', `${name}() takes one field`)
-        return { type: 'null', op: name as RqlNullOp, field, offset: start }
+        return { type: 'null', op: name as RqlNullOp, field, fieldOffset, offset: start }
       }
     }
   }
@@ -178,6 +180,12 @@ class Parser {
     const m = CONTROL.exec(text)
     if (m) this.fail(`Control character U+${m[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')} in a value`, offset)
     return text
+  }
+
+  /** Skips whitespace and answers where the field name that follows starts. */
+  private fieldStart(): number {
+    this.ws()
+    return this.pos
   }
 
   private fieldName(): string {

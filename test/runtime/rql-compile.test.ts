@@ -194,16 +194,22 @@ t.test('and/or/not: parenthesised, placeholders in order', async (t) => {
   })
 })
 
-t.test('unknown fields list the whitelist', async (t) => {
+t.test('unknown fields list the whitelist, at the offset of their name', async (t) => {
   for (const [filter, field, offset] of [
-    ['eq(secret,1)', 'secret', 0], ['and(isNull(name),eq(nope,1))', 'nope', 17], ['isNull(ghost)', 'ghost', 0],
-    ['eq(__proto__,1)', '__proto__', 0], ['eq(constructor,1)', 'constructor', 0], ['in(toString,1)', 'toString', 0],
-    ['isNull(hasOwnProperty)', 'hasOwnProperty', 0], ['eq(valueOf,1)', 'valueOf', 0], ['eq(idOR1,1)', 'idOR1', 0],
+    ['eq(secret,1)', 'secret', 3], ['and(isNull(name),eq(nope,1))', 'nope', 20], ['isNull(ghost)', 'ghost', 7],
+    ['eq(__proto__,1)', '__proto__', 3], ['eq(constructor,1)', 'constructor', 3], ['in(toString,1)', 'toString', 3],
+    ['isNull(hasOwnProperty)', 'hasOwnProperty', 7], ['eq(valueOf,1)', 'valueOf', 3], ['eq( idOR1 ,1)', 'idOR1', 4],
   ] as const) {
     const e = cerr(filter)
     t.equal(e.code, 'unknown_filter_field', filter)
-    t.equal(e.message, `Unknown filter field "${field}"`)
+    t.equal(e.message, `Unknown filter field "${field}"`, `${filter}: no name is near enough to suggest`)
     t.strictSame(e.extras, { parameter: 'filter', field, allowed: filterable, offset })
+    t.equal(filter.slice(offset, offset + field.length), field, `${filter}: the offset points at the name`)
+  }
+  for (const [filter, near, offset] of [['eq(percentpopulated,1)', 'percentPopulated', 3], ['or(eq(id,1), isNull(namespce))', 'namespace', 20], ['eq(Status,x)', 'status', 3]] as const) {
+    const e = cerr(filter)
+    t.equal(e.message, `Unknown filter field "${filter.slice(offset).match(/^\w+/)![0]}"; did you mean "${near}"?`, `${filter}: the nearest name`)
+    t.equal(e.extras.offset, offset)
   }
   t.equal(cerr('eq(constructor,1)', ['constructor']).code, 'unknown_filter_field', 'a whitelisted name must be an own field')
   t.equal(cerr('eq(id,1)', []).code, 'unknown_filter_field')

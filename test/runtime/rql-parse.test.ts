@@ -15,11 +15,11 @@ function err(input: string, limits?: Partial<RqlLimits>): ApiError {
   throw new Error(`expected ${JSON.stringify(input.slice(0, 80))} to fail`)
 }
 
-/** Deep copy without `offset` members, to compare structure only. */
+/** Deep copy without `offset` and `fieldOffset` members, to compare structure only. */
 function strip(x: unknown): unknown {
   if (Array.isArray(x)) return x.map(strip)
   if (x instanceof Date || x === null || typeof x !== 'object') return x
-  return Object.fromEntries(Object.entries(x).filter(([k]) => k !== 'offset').map(([k, v]) => [k, strip(v)]))
+  return Object.fromEntries(Object.entries(x).filter(([k]) => k !== 'offset' && k !== 'fieldOffset').map(([k, v]) => [k, strip(v)]))
 }
 
 /** The literal of `eq(a,<text>)`. */
@@ -32,7 +32,7 @@ function lit(text: string): RqlLiteral {
 const utc = (s: string) => new Date(s)
 
 t.test('comparison operators', async (t) => {
-  t.strictSame(parseRql('eq(a,1)'), { type: 'cmp', op: 'eq', field: 'a', value: { value: 1, bare: '1', offset: 5 }, offset: 0 })
+  t.strictSame(parseRql('eq(a,1)'), { type: 'cmp', op: 'eq', field: 'a', fieldOffset: 3, value: { value: 1, bare: '1', offset: 5 }, offset: 0 })
   for (const op of ['eq', 'ne', 'lt', 'le', 'gt', 'ge', 'like', 'ilike'] as const) {
     t.strictSame(strip(parseRql(`${op}(field_1,x)`)), { type: 'cmp', op, field: 'field_1', value: { value: 'x', bare: 'x' } }, op)
   }
@@ -42,7 +42,7 @@ t.test('comparison operators', async (t) => {
 t.test('in/out: variadic and classic forms', async (t) => {
   const variadic = parseRql('in(id,1,2,3)')
   t.strictSame(variadic, {
-    type: 'set', op: 'in', field: 'id', offset: 0,
+    type: 'set', op: 'in', field: 'id', fieldOffset: 3, offset: 0,
     values: [{ value: 1, bare: '1', offset: 6 }, { value: 2, bare: '2', offset: 8 }, { value: 3, bare: '3', offset: 10 }],
   })
   const classic = parseRql('in(id,(1,2,3))')
@@ -55,19 +55,19 @@ t.test('in/out: variadic and classic forms', async (t) => {
 })
 
 t.test('null tests and logical nesting', async (t) => {
-  t.strictSame(parseRql('isNull(namespace)'), { type: 'null', op: 'isNull', field: 'namespace', offset: 0 })
-  t.strictSame(parseRql('isNotNull(b)'), { type: 'null', op: 'isNotNull', field: 'b', offset: 0 })
+  t.strictSame(parseRql('isNull(namespace)'), { type: 'null', op: 'isNull', field: 'namespace', fieldOffset: 7, offset: 0 })
+  t.strictSame(parseRql('isNotNull(b)'), { type: 'null', op: 'isNotNull', field: 'b', fieldOffset: 10, offset: 0 })
   t.strictSame(parseRql('and(eq(a,1),or(isNull(b),gt(c,2)))'), {
     type: 'and', offset: 0, args: [
-      { type: 'cmp', op: 'eq', field: 'a', value: { value: 1, bare: '1', offset: 9 }, offset: 4 },
+      { type: 'cmp', op: 'eq', field: 'a', fieldOffset: 7, value: { value: 1, bare: '1', offset: 9 }, offset: 4 },
       { type: 'or', offset: 12, args: [
-        { type: 'null', op: 'isNull', field: 'b', offset: 15 },
-        { type: 'cmp', op: 'gt', field: 'c', value: { value: 2, bare: '2', offset: 30 }, offset: 25 },
+        { type: 'null', op: 'isNull', field: 'b', fieldOffset: 22, offset: 15 },
+        { type: 'cmp', op: 'gt', field: 'c', fieldOffset: 28, value: { value: 2, bare: '2', offset: 30 }, offset: 25 },
       ] },
     ],
   })
   t.strictSame(parseRql('not(eq(a,1))'), {
-    type: 'not', offset: 0, arg: { type: 'cmp', op: 'eq', field: 'a', value: { value: 1, bare: '1', offset: 9 }, offset: 4 },
+    type: 'not', offset: 0, arg: { type: 'cmp', op: 'eq', field: 'a', fieldOffset: 7, value: { value: 1, bare: '1', offset: 9 }, offset: 4 },
   })
   t.strictSame(strip(parseRql('and(isNull(a))')), { type: 'and', args: [{ type: 'null', op: 'isNull', field: 'a' }] })
 })
@@ -75,8 +75,8 @@ t.test('null tests and logical nesting', async (t) => {
 t.test('& and | with parentheses', async (t) => {
   t.strictSame(parseRql('eq(a,1)&isNull(b)'), {
     type: 'and', offset: 0, args: [
-      { type: 'cmp', op: 'eq', field: 'a', value: { value: 1, bare: '1', offset: 5 }, offset: 0 },
-      { type: 'null', op: 'isNull', field: 'b', offset: 8 },
+      { type: 'cmp', op: 'eq', field: 'a', fieldOffset: 3, value: { value: 1, bare: '1', offset: 5 }, offset: 0 },
+      { type: 'null', op: 'isNull', field: 'b', fieldOffset: 15, offset: 8 },
     ],
   })
   const eq = (f: string, n: number) => ({ type: 'cmp', op: 'eq', field: f, value: { value: n, bare: String(n) } })
@@ -86,6 +86,13 @@ t.test('& and | with parentheses', async (t) => {
   t.strictSame(strip(parseRql('((eq(a,1)))')), eq('a', 1))
   t.strictSame(strip(parseRql('and(eq(a,1)&eq(b,2),eq(c,3))')), { type: 'and', args: [{ type: 'and', args: [eq('a', 1), eq('b', 2)] }, eq('c', 3)] })
   t.strictSame(strip(parseRql('not(eq(a,1)|eq(b,2))')), { type: 'not', arg: { type: 'or', args: [eq('a', 1), eq('b', 2)] } })
+})
+
+t.test('fieldOffset: where the field name starts, after any whitespace', async (t) => {
+  const at = (f: string) => (parseRql(f) as Extract<RqlNode, { fieldOffset: number }>).fieldOffset
+  t.equal(at('eq( apiName ,1)'), 4)
+  t.equal(at('in(\n\tid,1,2)'), 5)
+  t.equal(at('isNull(  b)'), 9)
 })
 
 t.test('whitespace is allowed between tokens', async (t) => {

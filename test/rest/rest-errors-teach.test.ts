@@ -1,0 +1,58 @@
+/**
+ * Errors that teach, on REST: an unknown filter or sort field names the nearest one in `detail` and points at its name
+ * (`offset`); a limit above 200 is still clamped; an org that is not found is echoed, with where the caller's orgs are
+ * listed.
+ */
+import { t } from '../helpers/file-test.ts'
+import { startTestService } from '../helpers/service.ts'
+
+const ts = await startTestService(t, { seedScale: 0.02 })
+const org = ts.seed.orgs[0]
+const auth = await ts.keyHeader(org.accountId)
+const fields = `/v1/orgs/${org.salesforceId}/fields`
+const q = (params: Record<string, string>) => `?${new URLSearchParams(params)}`
+
+t.test('an unknown filter field: did you mean, and the offset of its name', async (t) => {
+  for (const [filter, field, near] of [
+    ['eq(apiname,Name)', 'apiname', 'apiName'],
+    ['and(eq(isCustom,true),  isNull(namespce))', 'namespce', 'namespace'],
+    ['or(eq(id,1),in( labl ,a,b))', 'labl', 'label'],
+  ] as const) {
+    const r = await ts.get(fields + q({ filter }), auth)
+    t.equal(r.status, 400, filter)
+    t.match(r.body.error, { code: 'unknown_filter_field', parameter: 'filter', field, offset: filter.indexOf(field) }, `${filter}: the offset of the name`)
+    t.equal(r.body.error.detail, `Unknown filter field "${field}"; did you mean "${near}"?`)
+    t.ok(r.body.error.allowed.includes(near), 'allowed still lists the filterable fields')
+  }
+  const far = await ts.get(fields + q({ filter: 'eq(colour,red)' }), auth)
+  t.equal(far.body.error.detail, 'Unknown filter field "colour"', 'no guess when no name is close')
+  t.equal(far.body.error.offset, 3)
+})
+
+t.test('an unknown sort field: did you mean, and the offset of its name', async (t) => {
+  const r = await ts.get(fields + q({ sort: 'label, -percentpopulated' }), auth)
+  t.equal(r.status, 400)
+  t.match(r.body.error, { code: 'unknown_sort_field', parameter: 'sort', field: 'percentpopulated', offset: 8 })
+  t.equal(r.body.error.detail, 'Cannot sort by "percentpopulated"; did you mean "percentPopulated"?')
+  const far = await ts.get(fields + q({ sort: 'colour' }), auth)
+  t.match(far.body.error, { detail: 'Cannot sort by "colour".', offset: 0 })
+})
+
+t.test('REST still clamps a limit above 200', async (t) => {
+  const r = await ts.get(fields + q({ limit: '500' }), auth)
+  t.equal(r.status, 200)
+  t.match(r.body.meta, { limit: 200, requestedLimit: 500 })
+})
+
+t.test("an org that is not found is echoed, with where the caller's orgs are listed", async (t) => {
+  const other = ts.seed.orgs.find((o) => o.accountId !== org.accountId)!
+  for (const id of ['00D000000000000AAA', '00D000000000000', org.salesforceId.slice(0, 15) + 'ZZZ', other.salesforceId]) {
+    for (const path of [`/v1/orgs/${id}/fields`, `/v1/orgs/${id}`]) {
+      const r = await ts.get(path, auth)
+      t.equal(r.status, 404, path)
+      t.match(r.body.error, { code: 'not_found', parameter: 'orgId', detail: `Org ${id} not found; GET /v1/orgs (list_orgs) lists the orgs you can see.` }, path)
+    }
+  }
+  const noScan = await ts.get(`/v1/orgs/${org.salesforceId}/fields/999999999`, auth)
+  t.notMatch(noScan.body.error.detail, /list_orgs/, 'a record that is not found is not an org')
+})
