@@ -79,7 +79,7 @@ t.test('every paged list, every sort in both directions, first to past-the-last 
   const jobs: Array<() => Promise<void>> = []
   for (const c of lists) {
     const n = await count(c)
-    const offsets = [...new Set([0, 1, Math.floor(n / 2), Math.max(n - 3, 0), n, n + 5])]
+    const offsets = [...new Set([0, Math.floor(n / 2), Math.max(n - 3, 0), n + 5])]
     const sorts = [undefined, ...(c.decl.sortable ?? []).flatMap((f) => [f, `-${f}`])]
     for (const sort of sorts) for (const offset of offsets) jobs.push(() => check(c, sort, offset, 7))
   }
@@ -117,7 +117,7 @@ t.test('fields: large lists with and without null, merged comparisons and patter
     const { keys } = await reference(fields, undefined, 0, 1_000_000, filter)
     const n = keys.length
     t.ok(n > 0 && n < rows.length, `${filter.rql.slice(0, 60)}… selects ${n} of ${rows.length}`)
-    for (const sort of sorts) for (const offset of [0, Math.floor(n / 2), Math.max(n - 2, 0), n]) jobs.push(() => check(fields, sort, offset, 25, filter))
+    for (const sort of sorts) for (const offset of [0, Math.floor(n / 2), Math.max(n - 2, 0)]) jobs.push(() => check(fields, sort, offset, 25, filter))
   }
   await all(jobs)
   t.ok(compared > 500, `${compared} pages compared`)
