@@ -32,18 +32,17 @@ export function countTool(resources: readonly CompiledResource[]): McpTool[] {
   const limit = queryParam(first, 'limit')!
   const maxBy = queryParam(first, 'groupBy')!.maxItems
   const specs: ArgSpec[] = [
-    { name: 'orgId', in: 'path', required: true, kind: { type: 'string', max: 18 }, description: `The org's 15- or 18-character id; ${orgsTool} lists them.` },
-    { name: 'resource', in: 'path', required: true, kind: { type: 'string', max: 64 } },
-    { name: 'by', in: 'query', required: true, kind: { type: 'names', max: maxBy }, description: `1 to ${maxBy} fields: ${ops.map((o) => `${o.resource.name}: ${queryParam(o, 'groupBy')!.fields.join(', ')}`).join('; ')}.` },
-    { name: 'filter', in: 'query', kind: { type: 'string', max: queryParam(first, 'filter')?.maxLength ?? 4096 }, description: 'RQL, as the resource\'s list takes it.' },
+    { name: 'orgId', in: 'path', required: true, kind: { type: 'string', max: 18 } },
+    { name: 'resource', in: 'path', required: true, kind: { type: 'string', max: 64 }, description: `The records to count, e.g. ${[...byName.keys()].filter((n) => n === 'fields' || n === 'issues').join(' or ') || first.resource.name}; a wrong one is refused with the allowed ones.` },
+    { name: 'by', in: 'query', required: true, kind: { type: 'names', max: maxBy }, description: `1 to ${maxBy} fields to group by; a wrong one is refused with the allowed ones.` },
+    { name: 'filter', in: 'query', kind: { type: 'string', max: queryParam(first, 'filter')?.maxLength ?? 4096 }, description: "RQL (service://rql), as the resource's list takes it." },
     { name: 'limit', in: 'query', kind: { type: 'integer', min: limit.min, max: limit.max }, default: limit.default },
   ]
-  const input = argsSchema(specs) as { properties: Record<string, JsonSchema> }
-  input.properties.resource = { ...input.properties.resource, enum: [...byName.keys()] }
+  const input = argsSchema(specs)
   const definition: Tool = {
     name: COUNT_TOOL,
     title: 'Count records by group',
-    description: 'Counts records per combination of the by fields\' values, most first: totals and breakdowns without paging. meta.total: records matched; meta.groups: groups.',
+    description: `Records counted per combination of the by fields' values, most first. meta.total: records matched; meta.groups: groups. orgId from ${orgsTool}.`,
     inputSchema: input as Tool['inputSchema'],
     outputSchema: withErrorResult(OUTPUT) as Tool['outputSchema'],
     annotations: readOnlyAnnotations(),

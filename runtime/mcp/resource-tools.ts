@@ -96,7 +96,8 @@ function argSpecs(op: CompiledOperation): ArgSpec[] {
   for (const p of op.queryParams) {
     switch (p.type) {
       case 'limit':
-        args.push({ name: p.name, in: 'query', kind: { type: 'integer', min: p.min, max: p.max, overMax: PAGE_INSTEAD, listMin: false }, default: p.default })
+        // Its bounds and default are said once, in the server's instructions (and a limit past them is refused saying so).
+        args.push({ name: p.name, in: 'query', kind: { type: 'integer', min: p.min, max: p.max, overMax: PAGE_INSTEAD, listMin: false, listMax: false } })
         break
       case 'offset':
         args.push({ name: p.name, in: 'query', kind: { type: 'integer', min: p.min, listMin: false } })

@@ -47,9 +47,10 @@ const INSTRUCTIONS = [
   'Read-only access to what scans of CRM-platform orgs found. Start with list_orgs to get an orgId; every other tool',
   'reads the latest completed scan of one org, and a record id comes from the list its tool names. List tools page:',
   'limit (at most 200, default 50) and offset; while meta.hasMore, call again with offset increased by limit.',
-  `${RQL_ESSENTIALS} Sort takes comma-separated fields, -field for descending. A fields argument returns only the`,
-  'record fields named, comma-separated. A failed call is isError with structuredContent {error, message, reason}:',
-  'error is bad_filter (fix the call: parameter, offset, allowed and links say how), not_found, access_denied,',
+  `${RQL_ESSENTIALS} Sort takes comma-separated fields, -field for descending. A fields argument (an array of record`,
+  "field names) returns only those and the record's id; meta.total is every record the filter matches, and",
+  'count_org_records counts them by group, so neither needs paging. A failed call is isError with structuredContent',
+  '{error, message, reason}: error is bad_filter (fix the call: parameter, offset, allowed and links say how), not_found, access_denied,',
   'rate_limited (wait retryAfterSeconds) or server_error (retry). Every tools/call counts against the account quota',
   '(get_account_quota shows it, for free); the prompts are ready-made audits.',
 ].join(' ')

@@ -15,7 +15,7 @@ export type ArgKind =
    * An integer in [min, max]; `overMax` says what to do instead of asking for more than `max`; `listMin` false leaves
    * an obvious minimum (a count from 1, an offset from 0) out of the schema (it is checked all the same).
    */
-  | { type: 'integer'; min: number; max?: number; overMax?: string; listMin?: boolean }
+  | { type: 'integer'; min: number; max?: number; overMax?: string; listMin?: boolean; listMax?: boolean }
   /** Repeatable string values (a REST parameter given several times). */
   | { type: 'strings'; max: number }
   /** A record id as records show it: an integer, or text (`encoding` says how REST paths carry it). */
@@ -49,11 +49,12 @@ function schemaOf(a: ArgSpec): JsonSchema {
   let s: JsonSchema
   switch (k.type) {
     case 'string': s = { type: 'string' }; break
-    case 'integer': s = { type: 'integer', ...(k.listMin !== false ? { minimum: k.min } : {}), ...(k.max !== undefined ? { maximum: k.max } : {}) }; break
+    case 'integer': s = { type: 'integer', ...(k.listMin !== false ? { minimum: k.min } : {}), ...(k.max !== undefined && k.listMax !== false ? { maximum: k.max } : {}) }; break
     case 'strings': s = { type: 'array', items: { type: 'string' }, maxItems: k.max }; break
     // An integer id may come as a string of digits: JSON numbers lose digits past 2^53.
     case 'id': s = k.encoding === 'int' ? { type: ['integer', 'string'] } : { type: 'string' }; break
-    case 'names': s = { type: 'array', items: { type: 'string' }, maxItems: k.max }; break
+    // Names of record fields (their strings, and how many, are checked when parsing and said in the instructions).
+    case 'names': s = { type: 'array' }; break
   }
   return { ...s, ...(a.description ? { description: a.description } : {}), ...(a.default !== undefined ? { default: a.default } : {}) }
 }
