@@ -35,7 +35,7 @@ export function countTool(resources: readonly CompiledResource[]): McpTool[] {
     { name: 'orgId', in: 'path', required: true, kind: { type: 'string', max: 18 } },
     { name: 'resource', in: 'path', required: true, kind: { type: 'string', max: 64 }, description: `The records to count, e.g. ${[...byName.keys()].filter((n) => n === 'fields' || n === 'issues').join(' or ') || first.resource.name}; a wrong one is refused with the allowed ones.` },
     { name: 'by', in: 'query', required: true, kind: { type: 'names', max: maxBy }, description: `1 to ${maxBy} fields to group by; a wrong one is refused with the allowed ones.` },
-    { name: 'filter', in: 'query', kind: { type: 'string', max: queryParam(first, 'filter')?.maxLength ?? 4096 }, description: "RQL (service://rql), as the resource's list takes it." },
+    { name: 'filter', in: 'query', kind: { type: 'string', max: queryParam(first, 'filter')?.maxLength ?? 4096 }, description: "RQL (service://rql) on the resource's filterable fields." },
     { name: 'limit', in: 'query', kind: { type: 'integer', min: limit.min, max: limit.max }, default: limit.default },
   ]
   const input = argsSchema(specs)
