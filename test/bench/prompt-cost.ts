@@ -54,10 +54,11 @@ try {
       const over = run.chars > PROMPT_BUDGET
       process.stdout.write(`${fmt(run.chars).padStart(8)}  ${p.name}${over ? '  OVER THE TARGET' : ''}\n`)
       for (const [i, s] of run.steps.entries()) {
-        const total = s.calls[0]?.structured?.meta?.total
+        const meta = s.calls[0]?.structured?.meta
         const errors = s.calls.filter((c) => c.isError)
         const chars = s.calls.reduce((a, c) => a + c.chars, 0)
-        process.stdout.write(`${fmt(chars).padStart(16)}  ${i + 1}. ${s.step.tool} ×${s.calls.length}: ${s.records.length} records${total === undefined ? '' : ` of ${total}`}${errors.length ? `, ${errors.length} failed: ${errors[0].structured?.message}` : ''}\n`)
+        const what = s.step.from?.each ? `${s.calls.length} calls` : meta?.groups !== undefined ? `${s.records.length} of ${meta.groups} groups, ${meta.total} records` : `${s.records.length} of ${meta?.total} records`
+        process.stdout.write(`${fmt(chars).padStart(16)}  ${i + 1}. ${s.step.tool}: ${what}${errors.length ? `, ${errors.length} failed: ${errors[0].structured?.message}` : ''}\n`)
         if (errors.length) failed = true
       }
       if (over) failed = true
