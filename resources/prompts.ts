@@ -1,8 +1,8 @@
 /**
  * The MCP prompts: recipes an assistant follows, each step an exact tool call (validated against the registry at
  * start-up). Each step fetches only the fields its job needs (`fields`), and breakdowns are grouped counts
- * (`count_org_records`) rather than pages of records: a plan's tool results stay a few tens of thousands of characters
- * on the largest demo org (`npm run bench:prompts` measures them; docs/adr/0155-prompt-plans.md).
+ * (`count_org_records`) rather than pages of records, so that a job's tool results stay within 30,000 characters on
+ * the largest demo org (`npm run bench:prompts` measures them; docs/adr/0155-prompt-plans.md).
  */
 import { definePrompt, type PromptArgument } from '../runtime/define.ts'
 
