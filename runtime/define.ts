@@ -185,12 +185,12 @@ export interface PromptContext {
 
 /**
  * One tool call. Argument values may refer to the records of an earlier step: `$item.<field>` (with `each`: the
- * call is made once per record) or `$items.<field>` (the values of the first `take` records, comma-separated, e.g.
- * inside `in(...)`).
+ * call is made once per record) or `$items.<field>` (the values of the first `take` records, each a quoted RQL
+ * string, comma-separated, e.g. inside `in(...)`). A list of names (`fields`, `by`) is an array.
  */
 export interface PromptStep {
   tool: string
-  arguments: Readonly<Record<string, string | number | undefined>>
+  arguments: Readonly<Record<string, string | number | readonly string[] | undefined>>
   /** Why this call: one sentence for the assistant. */
   why: string
   /** The earlier step (1-based) whose records `$item`/`$items` refer to, and how many of them. */

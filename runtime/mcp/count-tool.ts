@@ -6,6 +6,8 @@
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server'
 import { ApiError, isApiError } from '../errors.ts'
+import { planCount } from '../plan.ts'
+import { compileFilter } from '../rql/index.ts'
 import type { CompiledResource } from '../registry.ts'
 import { COUNT_TOOL, fillPath, queryParam, type CompiledOperation } from '../operations.ts'
 import { renderRead, renderReadParts } from '../envelope.ts'
@@ -53,8 +55,11 @@ export function countTool(resources: readonly CompiledResource[]): McpTool[] {
       scope: 'mcp:read',
       check(args) {
         const { params, query } = parseArgs(specs, args)
-        if (!byName.has(params.resource ?? '')) throw unknownResource(params.resource, byName)
-        void query
+        const op = byName.get(params.resource ?? '')
+        if (!op) throw unknownResource(params.resource, byName)
+        // As the read would plan it: the by fields, the filter and the limit (prompt steps are checked with this).
+        const plan = planCount(op.resource, query, 'mcp')
+        if (plan.filter) compileFilter(plan.filter, op.resource.decl.fields, op.resource.decl.filterable ?? [], () => '$1')
       },
       async run(args, ctx): Promise<CallToolResult> {
         let parsed: ReturnType<typeof parseArgs> | undefined

@@ -4,22 +4,44 @@
  * for clients that follow it mechanically.
  *
  * Validation renders every prompt with sample arguments (each optional argument once absent and once present) and
- * checks every step as its tool would check a call: the tool exists, its arguments, filter and sort are accepted,
- * and `$item`/`$items` refer to a field of an earlier step's records. A prompt that names something that does not
- * work stops start-up, like a bad resource declaration.
+ * checks every step as its tool would check a call: the tool exists, its arguments, filter, sort and fields are
+ * accepted, and `$item`/`$items` refer to a field the earlier step's records carry (among its `fields`, or its `by`
+ * and `count` for a grouped count). A prompt that names something that does not work stops start-up, like a bad
+ * resource declaration.
  */
 import type { GetPromptResult, Prompt } from '@modelcontextprotocol/server'
 import type { PromptArgument, PromptDeclaration, PromptStep } from '../define.ts'
 import { isApiError } from '../errors.ts'
 import { RegistryError, type CompiledResource } from '../registry.ts'
+import { COUNT_TOOL, queryParam } from '../operations.ts'
 import type { McpTool } from './resource-tools.ts'
 import { isOrgIdForm } from '../org-id.ts'
 
 const REF = /\$(item|items)\.([A-Za-z][A-Za-z0-9]*)/g
 
+/** An argument of a step as the plan carries it: a string (which may hold references), a number, or a list of names. */
+type StepValue = string | number | readonly string[]
+
 /** The JSON plan of a rendered prompt. */
 export interface PromptPlan {
-  steps: Array<PromptStep & { arguments: Record<string, string | number> }>
+  steps: Array<PromptStep & { arguments: Record<string, StepValue> }>
+}
+
+const isNames = (v: unknown): v is readonly string[] => Array.isArray(v)
+
+/**
+ * The fields of the records a step answers: a grouped count's `by` fields and `count`; with `fields`, those and the
+ * record's id; else every field of its records. Undefined for a tool that reads no resource of the registry.
+ */
+function recordFieldsOf(s: PromptStep, tools: ReadonlyMap<string, McpTool>): ReadonlySet<string> | undefined {
+  if (s.tool === COUNT_TOOL) return new Set([...(isNames(s.arguments.by) ? s.arguments.by : []), 'count'])
+  const c = tools.get(s.tool)?.resource
+  const op = c?.ops.list?.tool === s.tool ? c.ops.list : c?.ops.get?.tool === s.tool ? c.ops.get : undefined
+  if (!op) return undefined
+  const fields = s.arguments.fields
+  if (!isNames(fields)) return new Set(op.recordFields)
+  const key = queryParam(op, 'fields')?.key
+  return new Set([...fields, ...(key ? [key] : [])])
 }
 
 export interface CompiledPrompt {
@@ -84,15 +106,16 @@ function checkPrompt(p: PromptDeclaration, tools: ReadonlyMap<string, McpTool>, 
       if (!tool?.check) fail(p, `step ${i + 1} names ${s.tool}, which is not a tool of the registry`)
       const from = s.from ? steps[s.from.step - 1] : undefined
       if (s.from && (!from || s.from.step > i)) fail(p, `step ${i + 1} refers to step ${s.from.step}, which is not an earlier step`)
-      const source = from ? tools.get(from.tool)?.resource : undefined
+      const source = from ? recordFieldsOf(from, tools) : undefined
       const args: Record<string, unknown> = {}
       for (const [k, v] of Object.entries(s.arguments)) {
         if (v === undefined) continue
+        if (isNames(v) && v.some((x) => typeof x !== 'string' || x.includes('$item'))) fail(p, `step ${i + 1}: ${k} is a list of names, without references`)
         args[k] = typeof v === 'string'
           ? v.replace(REF, (_m, kind: string, field: string) => {
-              if (!source?.fields.has(field)) fail(p, `step ${i + 1} refers to $${kind}.${field}, not a field of step ${s.from?.step ?? '?'}'s records`)
+              if (!source?.has(field)) fail(p, `step ${i + 1} refers to $${kind}.${field}, not a field of step ${s.from?.step ?? '?'}'s records`)
               if ((kind === 'item') !== (s.from?.each === true)) fail(p, `step ${i + 1}: $item needs from.each, $items needs from without each`)
-              return '1'
+              return kind === 'item' ? '1' : '"1"'
             })
           : v
       }
@@ -125,11 +148,11 @@ export function compilePrompts(decls: readonly PromptDeclaration[], tools: Reado
   })
 }
 
-function describeStep(s: PromptStep, n: number, args: Record<string, string | number>): string {
+function describeStep(s: PromptStep, n: number, args: Record<string, StepValue>): string {
   const call = `${s.tool} ${JSON.stringify(args)}`
   let line: string
-  if (s.from?.each) line = `${n}. For each of the first ${s.from.take} records of step ${s.from.step}: ${call} — $item.<field> is that record's field.`
-  else if (s.from) line = `${n}. ${call} — $items.<field> is that field of the first ${s.from.take} records of step ${s.from.step}, separated by commas.`
+  if (s.from?.each) line = `${n}. For each of the first ${s.from.take} records of step ${s.from.step} (none: skip this step): ${call} — $item.<field> is that record's field.`
+  else if (s.from) line = `${n}. ${call} — $items.<field> is that field of the first ${s.from.take} records of step ${s.from.step}, each as a quoted string ("…", a quote or backslash in it as \\" or \\\\), separated by commas (none: skip this step).`
   else line = `${n}. ${call}`
   return `${line}\n   ${s.why}`
 }
@@ -139,12 +162,12 @@ export function renderPrompt(p: CompiledPrompt, args: Record<string, string>, to
   const ctx = { args, today }
   const steps = p.decl.steps(ctx).map((s) => ({
     ...s,
-    arguments: Object.fromEntries(Object.entries(s.arguments).filter((e): e is [string, string | number] => e[1] !== undefined)),
+    arguments: Object.fromEntries(Object.entries(s.arguments).filter((e): e is [string, StepValue] => e[1] !== undefined)),
   }))
   const text = [
     p.decl.task(ctx),
     '',
-    'Make these tool calls, in order (arguments in JSON; every tool returns its records in structuredContent.data):',
+    'Make these tool calls, in order (arguments in JSON). Every tool returns its records in structuredContent.data; a list\'s meta.total is how many records its filter matches, and a count\'s data is one record per group: count with these, never by paging through records.',
     ...steps.map((s, i) => describeStep(s, i + 1, s.arguments)),
     '',
     `Then report: ${p.decl.report}`,

@@ -1,31 +1,24 @@
 /**
- * Each prompt walked as an assistant would: get it for the large demo org, make exactly the tool calls it names
- * (from its JSON plan, which must match its text), and every call succeeds with a non-empty result whose records
- * satisfy the step's purpose. A prompt naming a tool, field or filter that does not work fails here (and at
- * start-up, see test/runtime/registry.test.ts).
+ * The prompts as offered (arguments, completions, refused arguments), and each walked as an assistant would: get it
+ * for the large demo org, make exactly the tool calls it names (from its JSON plan, which must match its text), and
+ * every call succeeds. A prompt naming a tool, field or filter that does not work fails here (and at start-up, see
+ * test/runtime/registry.test.ts); what each plan finds is checked in mcp-prompt-plans.test.ts.
  */
 import { t } from '../helpers/file-test.ts'
-import { prompts as declared } from '../../resources/index.ts'
+import { prompts as declared, registry as declaredRegistry } from '../../resources/index.ts'
 import { startTestService } from '../helpers/service.ts'
 import { mcpClient } from '../helpers/mcp.ts'
+import { runPromptPlan } from '../helpers/prompt-plan.ts'
+import { buildCatalog } from '../../runtime/mcp/server.ts'
+import { fixedVersions } from '../../runtime/versions/state.ts'
+import { compileRegistry } from '../../runtime/registry.ts'
+import { definePrompt, type PromptStep } from '../../runtime/define.ts'
 
 const ts = await startTestService(t)
 const org = ts.seed.orgs.find((o) => o.large)!
 const auth = await ts.keyHeader(org.accountId)
 
-type Step = { tool: string; arguments: Record<string, string | number>; why: string; from?: { step: number; take: number; each?: boolean } }
-type Data = Array<Record<string, unknown>>
-
-/** Replaces $item.<field> (a whole value keeps the record's type) and $items.<field> with the source records' values. */
-function resolve(args: Record<string, string | number>, item: Record<string, unknown> | undefined, items: Data): Record<string, unknown> {
-  const one = (v: string) => {
-    const whole = /^\$item\.(\w+)$/.exec(v)
-    if (whole) return item![whole[1]]
-    return v.replace(/\$items\.(\w+)/g, (_m, f: string) => items.map((r) => String(r[f])).join(',')).replace(/\$item\.(\w+)/g, (_m, f: string) => String(item![f]))
-  }
-  return Object.fromEntries(Object.entries(args).map(([k, v]) => [k, typeof v === 'string' ? one(v) : v]))
-}
-
+type Step = { tool: string; arguments: Record<string, unknown> }
 t.test('the five prompts are offered, with their arguments', async (t) => {
   const { client } = await mcpClient(t, ts.svc.mcpUrl, auth)
   const { prompts } = await client.listPrompts()
@@ -50,49 +43,17 @@ t.test('the five prompts are offered, with their arguments', async (t) => {
 })
 
 for (const p of declared) {
-  t.test(`${p.name}: every call it names succeeds with records`, async (t) => {
+  t.test(`${p.name}: every call it names succeeds`, async (t) => {
     const { client } = await mcpClient(t, ts.svc.mcpUrl, auth)
-    const got = await client.getPrompt({ name: p.name, arguments: { orgId: org.salesforceId } })
-    const text = (got.messages[0].content as { text: string }).text
-    const plan = JSON.parse((got.messages[1].content as { resource: { text: string } }).resource.text) as { steps: Step[] }
-    t.ok(plan.steps.length >= 2, 'a plan of several calls')
-    const results: Data[] = []
-    for (const [i, step] of plan.steps.entries()) {
-      t.ok(text.includes(`${step.tool} ${JSON.stringify(step.arguments)}`), `step ${i + 1}: the text names the same call as the plan`)
-      const source = step.from ? results[step.from.step - 1].slice(0, step.from.take) : []
-      if (step.from) t.ok(source.length > 0, `step ${i + 1}: step ${step.from.step} gave records to continue with`)
-      const calls = step.from?.each ? source.map((item) => resolve(step.arguments, item, source)) : [resolve(step.arguments, undefined, source)]
-      let first: Data | undefined
-      for (const args of calls) {
-        const r = await client.callTool({ name: step.tool, arguments: args })
-        t.notOk(r.isError, `step ${i + 1}: ${step.tool} ${JSON.stringify(args)}`)
-        const data = (r.structuredContent as { data: Data | Record<string, unknown> }).data
-        const rows = Array.isArray(data) ? data : [data]
-        t.ok(rows.length > 0, `step ${i + 1}: ${step.tool} returned records`)
-        first ??= rows
-      }
-      results.push(first ?? [])
+    const run = await runPromptPlan(client, p.name, { orgId: org.salesforceId })
+    t.ok(run.plan.steps.length >= 2, 'a plan of several calls')
+    for (const [i, s] of run.steps.entries()) {
+      t.ok(run.text.includes(`${s.step.tool} ${JSON.stringify(s.step.arguments)}`), `step ${i + 1}: the text names the same call as the plan`)
+      for (const c of s.calls) t.notOk(c.isError, `step ${i + 1}: ${s.step.tool} ${JSON.stringify(c.arguments)}`)
     }
+    t.ok(run.steps[0].records.length > 0, 'the first call returns records')
   })
 }
-
-t.test('the records are what the steps say they are', async (t) => {
-  const { client } = await mcpClient(t, ts.svc.mcpUrl, auth)
-  const call = async (name: string, args: Record<string, unknown>) => ((await client.callTool({ name, arguments: { orgId: org.salesforceId, ...args } })).structuredContent as { data: Data }).data
-  const plan = async (name: string) => JSON.parse(((await client.getPrompt({ name, arguments: { orgId: org.salesforceId } })).messages[1].content as { resource: { text: string } }).resource.text) as { steps: Step[] }
-  const top = (await plan('top_priority_fixes')).steps[0]
-  const issues = await call(top.tool, top.arguments)
-  t.ok(issues.length > 0, 'top priority fixes: issues listed')
-  t.ok(issues.every((i) => (i.priority as number) >= 3 && i.namespace === null), 'top priority fixes: critical and high, fixable issues')
-  const risky = (await plan('security_risk_audit')).steps[0]
-  const profiles = await call(risky.tool, risky.arguments)
-  t.ok(profiles.length > 0, 'risky profiles listed')
-  t.ok(profiles.every((p) => p.modifyAllData || p.viewAllData || p.manageUsers || p.authorApex || p.dataExport), 'every profile listed holds a risky permission')
-  const unused = (await plan('unused_field_cleanup')).steps[0]
-  const fields = await call(unused.tool, unused.arguments)
-  t.ok(fields.length > 0, 'candidate fields listed')
-  t.ok(fields.every((f) => f.isCustom && (f.percentPopulated as number) < 5 && f.usedInLayouts === 0), 'rarely populated custom fields used nowhere')
-})
 
 t.test('a prompt argument that is not a valid value is refused (-32602), never replaced or spliced into a filter', async (t) => {
   const { client } = await mcpClient(t, ts.svc.mcpUrl, auth)
@@ -118,4 +79,26 @@ t.test('a prompt argument that is not a valid value is refused (-32602), never r
   t.match((await plan('unused_field_cleanup', { percent: '2.5' })).steps[0].arguments.filter, /lt\(percentPopulated,2\.5\)/, 'a decimal percent is used as given')
   t.match((await plan('connected_app_review', { days: '30' })).steps[0].arguments.filter, /lt\(lastUsedDate,\d{4}-\d{2}-\d{2}\)/)
   t.match((await plan('top_priority_fixes', { category: 'security' })).steps[0].arguments.filter, /eq\(category,security\)/)
+})
+
+t.test('a step referring to a field its source step does not return stops start-up', async (t) => {
+  const resources = compileRegistry(declaredRegistry)
+  const build = (steps: PromptStep[]) => () =>
+    buildCatalog({
+      resources,
+      versions: fixedVersions([]),
+      clock: Date.now,
+      prompts: [definePrompt({ name: 'bad_prompt', title: 'Bad', description: 'x', arguments: [{ name: 'orgId', description: 'x', required: true, complete: 'org' }], task: () => 'x', report: 'x', steps: ({ args }) => steps.map((s) => ({ ...s, arguments: { orgId: args.orgId!, ...s.arguments } })) })],
+    })
+  const fields: PromptStep = { tool: 'list_org_fields', arguments: { fields: ['apiName'] }, why: 'x' }
+  const count: PromptStep = { tool: 'count_org_records', arguments: { resource: 'fields', by: ['objectApiName'] }, why: 'x' }
+  const follow = (filter: string): PromptStep => ({ tool: 'list_org_fields', arguments: { filter }, why: 'x', from: { step: 1, take: 5 } })
+  t.throws(build([fields, follow('in(objectApiName,$items.objectApiName)')]), /refers to \$items.objectApiName, not a field of step 1's records/, 'a field left out by fields')
+  t.doesNotThrow(build([fields, follow('in(id,$items.id)')]), "the record's id always comes")
+  t.doesNotThrow(build([count, follow('in(objectApiName,$items.objectApiName)')]), "a count's by field")
+  t.throws(build([count, follow('in(apiName,$items.apiName)')]), /refers to \$items.apiName/, 'a count has only its by fields and count')
+  t.throws(build([{ ...fields, arguments: { fields: ['$item.apiName'] } }]), /a list of names, without references/)
+  t.throws(build([{ ...fields, arguments: { fields: ['colour'] } }]), /would fail: Unknown field "colour"/, 'fields are checked as the tool checks them')
+  t.throws(build([{ ...count, arguments: { resource: 'fields', by: ['label'] } }]), /would fail: Cannot count by "label"/, 'so is by')
+  t.throws(build([{ ...count, arguments: { ...count.arguments, filter: 'eq(colour,red)' } }]), /would fail: Unknown filter field "colour"/, "and a count's filter")
 })
