@@ -3,7 +3,7 @@ import type { Clock, Config } from './config-types.ts'
 import type { CompiledResource } from './registry.ts'
 import type { QuotaService } from './quota/types.ts'
 import type { Logger } from './log.ts'
-import type { Pipeline } from './pipeline/pipeline.ts'
+import type { Pipeline } from './pipeline-types.ts'
 import type { VersionSource } from './versions/state.ts'
 
 export interface ServiceContext {

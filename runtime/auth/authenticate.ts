@@ -15,6 +15,7 @@ import { ApiError, isApiError, unauthorized } from '../errors.ts'
 import type { BurstGuard } from '../quota/burst-guard.ts'
 import { LookupNotAdmitted, parseBasic, type ApiKeyAuthenticator, type LookupAdmission } from './api-keys.ts'
 import type { Principal } from './principal.ts'
+import type { Client } from '../pipeline-types.ts'
 import type { Surface } from '../plan.ts'
 
 /** Verifies an OAuth access token presented to a surface (runtime/oauth/access-tokens.ts). */
@@ -36,13 +37,6 @@ function throttled(seconds: number): ApiError {
 
 const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i
 
-/**
- * The connection a request came on (its socket): failed authentications are counted by its address, and a header it
- * had verified is recognised when it sends it again.
- */
-export interface Client {
-  readonly remoteAddress?: string
-}
 
 
 /** One request's admission to a key lookup: at most one token of its address, given back at most once. */

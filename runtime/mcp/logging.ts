@@ -10,7 +10,7 @@
  * docs/adr/0150-mcp-logging.md.
  */
 import type { CallToolResult, LoggingLevel } from '@modelcontextprotocol/server'
-import type { RateInfo } from '../pipeline/pipeline.ts'
+import type { RateInfo } from '../pipeline-types.ts'
 
 /** The `logger` of every message. */
 export const LOGGER = 'orgscan'

@@ -12,7 +12,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/server'
 import { ERROR_CODES, type ApiError } from '../errors.ts'
-import type { RateInfo } from '../pipeline/pipeline.ts'
+import type { RateInfo } from '../pipeline-types.ts'
 import type { CompiledResource } from '../registry.ts'
 import { valuesUri } from './lookups.ts'
 import { RQL_URI } from './rql-guide.ts'

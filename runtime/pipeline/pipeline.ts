@@ -11,66 +11,16 @@
  */
 import { ApiError, toApiError } from '../errors.ts'
 import type { Principal } from '../auth/principal.ts'
-import type { Client } from '../auth/authenticate.ts'
 import type { Logger } from '../log.ts'
 import type { QueryInput, Surface } from '../plan.ts'
 import type { CompiledResource } from '../registry.ts'
-import type { OperationKind } from '../operations.ts'
-import type { QuotaCharge, QuotaChargeWindow, QuotaService, QuotaState } from '../quota/types.ts'
-import { read, checkOrgAccess, type ReadDb, type ReadResult } from '../read.ts'
+import type { QuotaCharge, QuotaService } from '../quota/types.ts'
+import { read, checkOrgAccess, type ReadDb } from '../read.ts'
+import type { Client, Operation, Outcome, Pipeline, RateInfo } from '../pipeline-types.ts'
 import { normalizeOrgId, ORG_NOT_FOUND } from '../org-id.ts'
 import type { FairShare } from './fair-share.ts'
 import type { Metrics } from '../metrics.ts'
 import type { VersionUsage } from '../versions/usage.ts'
-
-/** What a surface asks for, already routed. */
-export type Operation =
-  | {
-      kind: 'read'
-      resource: CompiledResource
-      op: OperationKind
-      /** Path parameters by name (orgId, the id parameter, the parent's parameter). */
-      params: Readonly<Record<string, string | undefined>>
-      /** Parsed lazily, inside the pipeline, so that a malformed query is a charged 400 like any other. */
-      query: () => QueryInput
-      /**
-       * Not charged: reads an MCP client makes while listing or completing
-       * (docs/adr/0024-mcp-errors-quota-and-payload.md).
-       */
-      free?: boolean
-      /**
-       * An answer from the response cache comes with its records lent as bytes (`ReadResult.dataBytes`, to be
-       * released once written) rather than decoded to text. Default: on REST, which writes them as they are.
-       */
-      lend?: boolean
-    }
-  | { kind: 'quota'; orgId?: string; /** The raw query string: the quota endpoints take no parameters. */ query?: string }
-
-/** Rate-limit information for the answer: the REST headers, and the window for surfaces without headers. */
-export interface RateInfo {
-  headers: Readonly<Record<string, string>>
-  window?: QuotaChargeWindow
-}
-
-export type Outcome =
-  | { ok: true; kind: 'read'; result: ReadResult; rate: RateInfo }
-  | { ok: true; kind: 'quota'; state: QuotaState['body']; rate: RateInfo }
-  | { ok: false; error: ApiError; rate?: RateInfo }
-
-export interface Pipeline {
-  /**
-   * Who is calling: a Principal, or throws ApiError (401, or 429 when the client sent too many bad credentials).
-   * `version`: the major the request called, recorded against the principal (runtime/versions/usage.ts).
-   */
-  authenticate(authorization: string | undefined, client: Client, surface: Surface, version?: string): Promise<Principal>
-  /** Runs an operation for an authenticated principal; never throws. */
-  execute(principal: Principal, operation: Operation, surface: Surface): Promise<Outcome>
-  /**
-   * Refuses an operation the principal may not run (a token without the scope it needs): the error, not charged, with
-   * the account's rate-limit headers as on any authenticated answer. Never throws.
-   */
-  refuse(principal: Principal, error: ApiError): Promise<Outcome>
-}
 
 export interface PipelineDeps {
   /** Pool of request reads, and which statements it prepares. */
