@@ -2,7 +2,7 @@
  * Scan bundles of the demo orgs: the org model is built once per (org, scale, now) and rendered for each
  * completed scan; issues get their firstDetectedDate from the earliest scan that already had them.
  */
-import type { ScanBundle } from '../runtime/import.ts'
+import type { ScanBundle } from '../runtime/platform/import.ts'
 import { buildAccess, appRecords, assignmentRecords, loginRecords, permissionSetRecords, profileRecords, type Access } from './access.ts'
 import { buildFlows, buildItems, buildWorkflows, flowRecords, itemRecords, workflowRecords, type FlowModel, type WorkflowModel } from './automation.ts'
 import { buildCode, classTypeRecords, codeCountRecords, esLintRecords, pmdRecords, triggerRecords, type CodeFile } from './code.ts'
@@ -14,8 +14,8 @@ import { cloudUsageRecord, licenseRecords, limitRecords, packageRecords, scoreOf
 import { buildSchema, fieldRecords, objectRecords, type ObjModel } from './schema.ts'
 import { DAY_MS, iso } from './util.ts'
 import { genericRecords } from './generic.ts'
-import type { CompiledResource } from '../runtime/registry.ts'
-import { importTargets } from '../runtime/bundle/import-bundle.ts'
+import type { CompiledResource } from '../runtime/core/registry.ts'
+import { importTargets } from '../runtime/platform/bundle/import-bundle.ts'
 
 type Rec = Record<string, any>
 

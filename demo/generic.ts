@@ -4,8 +4,8 @@
  * tests have something to read the day the resource is declared. Deterministic: the same resource, org and scan
  * always give the same rows. A resource with a real generator (demo/bundle.ts) never gets these.
  */
-import type { FieldSpec } from '../runtime/fields.ts'
-import type { CompiledResource } from '../runtime/registry.ts'
+import type { FieldSpec } from '../runtime/core/fields.ts'
+import type { CompiledResource } from '../runtime/core/registry.ts'
 
 type Rec = Record<string, unknown>
 

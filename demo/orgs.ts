@@ -2,8 +2,8 @@
  * The demo tenancy: two accounts, their orgs (fixed 18-character ids), each org's scan history and size.
  * Sizes are at scale 1; `sizesAt` applies the seed scale with minimums so every resource keeps a few rows.
  */
-import { checksum } from '../runtime/org-id.ts'
-import type { OrgInfo } from '../runtime/import.ts'
+import { checksum } from '../runtime/core/org-id.ts'
+import type { OrgInfo } from '../runtime/platform/import.ts'
 import { DAY_MS, iso, scaled } from './util.ts'
 
 export interface OrgSize {

@@ -5,9 +5,9 @@
  * access to two of its orgs. The same scale always yields the same data; nothing depends on the clock.
  */
 import type postgres from 'postgres'
-import { createAccount, createUser, grantOrgAccess } from '../runtime/admin.ts'
-import { importScan } from '../runtime/import.ts'
-import type { CompiledResource } from '../runtime/registry.ts'
+import { createAccount, createUser, grantOrgAccess } from '../runtime/platform/admin.ts'
+import { importScan } from '../runtime/platform/import.ts'
+import type { CompiledResource } from '../runtime/core/registry.ts'
 import { clearModels, demoBundle } from './bundle.ts'
 import { DEFAULT_NOW, DEMO_ACCOUNTS, DEMO_ORG_DEFS, DEMO_USER, orgInfo, type DemoOrgDef } from './orgs.ts'
 
@@ -55,7 +55,7 @@ export async function seedDemo(sql: postgres.Sql, resources: readonly CompiledRe
 
 /**
  * VACUUMs the database once a seed has committed: its imports ran inside the seed's transaction, where they cannot
- * vacuum the tables they filled (runtime/bundle/import-bundle.ts `vacuumLarge`), and the embedded database never
+ * vacuum the tables they filled (runtime/platform/bundle/import-bundle.ts `vacuumLarge`), and the embedded database never
  * vacuums by itself; without it a deep page of a list visits every row it skips.
  */
 export async function vacuumSeeded(sql: postgres.Sql): Promise<void> {

@@ -1,5 +1,5 @@
 /** Small helpers shared by the demo generators: timestamps, Salesforce-style ids, labels, scaling. */
-import { checksum } from '../runtime/org-id.ts'
+import { checksum } from '../runtime/core/org-id.ts'
 import { base62 } from './prng.ts'
 
 export const DAY_MS = 86_400_000

@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { defineResource, f } from '../runtime/define.ts'
+import { defineResource, f } from '../runtime/core/define.ts'
 
 export const CLOUDS = ['sales', 'service', 'marketing', 'commerce', 'experience', 'platform', 'analytics', 'field_service'] as const
 

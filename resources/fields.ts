@@ -1,4 +1,4 @@
-import { defineResource, f } from '../runtime/define.ts'
+import { defineResource, f } from '../runtime/core/define.ts'
 
 /** Shared by `fields` and `objectFields` (the same records, listed per parent object). */
 export const fieldRecord = {

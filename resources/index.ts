@@ -1,5 +1,5 @@
 /** The ordered registry: every resource of the service, in documentation order. */
-import type { Resource } from '../runtime/define.ts'
+import type { Resource } from '../runtime/core/define.ts'
 import { orgs } from './orgs.ts'
 import { connectedApps } from './connected-apps.ts'
 import { connectedAppAssignments } from './connected-app-assignments.ts'

@@ -1,4 +1,4 @@
-import { defineResource, f } from '../runtime/define.ts'
+import { defineResource, f } from '../runtime/core/define.ts'
 
 /** The categories of issues, each with a title and a one-line description (served as `service://issue-categories`). */
 export const ISSUE_CATEGORY_LABELS = {

@@ -1,4 +1,4 @@
-import { defineResource, f } from '../runtime/define.ts'
+import { defineResource, f } from '../runtime/core/define.ts'
 
 export const objects = defineResource({
   name: 'objects',

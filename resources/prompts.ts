@@ -4,7 +4,7 @@
  * (`count_org_records`) rather than pages of records, so that a job's tool results stay within 30,000 characters on
  * the largest demo org (`npm run bench:prompts` measures them; docs/adr/0155-prompt-plans.md).
  */
-import { definePrompt, type PromptArgument } from '../runtime/define.ts'
+import { definePrompt, type PromptArgument } from '../runtime/core/define.ts'
 
 const orgArg: PromptArgument = { name: 'orgId', description: 'The org to work on (15 or 18 characters; list_orgs lists them).', required: true, complete: 'org' }
 

@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { defineResource, f } from '../runtime/define.ts'
+import { defineResource, f } from '../runtime/core/define.ts'
 import { ISSUE_CATEGORIES, ISSUE_CATEGORY_LABELS } from './issues.ts'
 
 export const recommendations = defineResource({

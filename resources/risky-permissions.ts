@@ -1,4 +1,4 @@
-import { f } from '../runtime/define.ts'
+import { f } from '../runtime/core/define.ts'
 
 /** Risky-permission flags shared by profiles and permission sets (docs/contract.md §2). */
 export const riskyPermissionFields = {

@@ -35,8 +35,8 @@ writeFileSync(at('resources/index.ts'), indexWithEvery(at('resources')))
 
 // Modules that read the registry are imported after its list is current.
 const { registry, prompts } = await import('../resources/index.ts')
-const { compileRegistry } = await import('../runtime/registry.ts')
-const { importTargets } = await import('../runtime/bundle/import-bundle.ts')
+const { compileRegistry } = await import('../runtime/core/registry.ts')
+const { importTargets } = await import('../runtime/platform/bundle/import-bundle.ts')
 const { genericRecords } = await import('../demo/generic.ts')
 const resources = compileRegistry(registry)
 
@@ -58,7 +58,7 @@ const wireBefore = readFileSync(wireFile, 'utf8')
 run('recording the examples and the wire table', process.execPath, [at('node_modules/.bin/tap'), 'test/docs/docs-examples.test.ts', 'test/mcp/mcp-wire.test.ts'], { UPDATE_DOC_EXAMPLES: '1', ORGSCAN_UPDATE_WIRE: '1' })
 
 step('docs/openapi.json, docs/reference/*.md, client/generated.ts')
-const { generateDocs } = await import('../runtime/docs/generate.ts')
+const { generateDocs } = await import('../runtime/surfaces/docs/generate.ts')
 for (const [rel, text] of generateDocs(resources, prompts)) {
   mkdirSync(dirname(at(rel)), { recursive: true })
   writeFileSync(at(rel), text)

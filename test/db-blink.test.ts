@@ -16,8 +16,8 @@ import { createFreshPostgresDatabase } from './helpers/test-db.ts'
 import { servedPostgres } from './helpers/served-postgres.ts'
 import { initializeBody, rpc } from './helpers/mcp.ts'
 import { pkce } from './helpers/oauth.ts'
-import { createKey, updateAccount } from '../runtime/admin.ts'
-import { REPEAT_MS } from '../runtime/log.ts'
+import { createKey, updateAccount } from '../runtime/platform/admin.ts'
+import { REPEAT_MS } from '../runtime/core/log.ts'
 
 const PG = process.env.TEST_DATABASE_URL
 const ROOT = new URL('../', import.meta.url).pathname

@@ -9,8 +9,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { openDatabase, embeddedHostOf, type Database } from '../runtime/db/connect.ts'
-import { LOCK_FILE_NAME } from '../runtime/db/lock.ts'
+import { openDatabase, embeddedHostOf, type Database } from '../runtime/platform/db/connect.ts'
+import { LOCK_FILE_NAME } from '../runtime/platform/db/lock.ts'
 import { findTemplate } from './helpers/templates.ts'
 import { scratchFolderPrefix } from './helpers/test-db.ts'
 import { TEST_NODE_FLAGS } from './helpers/node-flags.ts'
@@ -18,7 +18,7 @@ import { embeddedRunOnly } from './helpers/runs.ts'
 
 embeddedRunOnly(t, 'The embedded database')
 
-const CONNECT_URL = new URL('../runtime/db/connect.ts', import.meta.url).href
+const CONNECT_URL = new URL('../runtime/platform/db/connect.ts', import.meta.url).href
 const REPO = fileURLToPath(new URL('..', import.meta.url))
 
 const LOCK_MESSAGE = /^The embedded database in .+ is (already )?in use by (another|this) orgscan process \(pid \d+, lock file \/.+\/orgscan\.lock\)\. .+ or set DATABASE_URL to use a PostgreSQL server\.$/
@@ -41,7 +41,7 @@ async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
   return [v, Math.round(performance.now() - t0)]
 }
 
-/** A child running an ES module snippet, with the tests' TypeScript loader; `connect` is bound to runtime/db/connect.ts. */
+/** A child running an ES module snippet, with the tests' TypeScript loader; `connect` is bound to runtime/platform/db/connect.ts. */
 function child(code: string): ChildProcess {
   const env = { ...process.env }
   delete env.NODE_OPTIONS // no tap instrumentation in the child

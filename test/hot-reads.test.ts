@@ -11,8 +11,8 @@ import { readFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { splitAnswers } from './helpers/raw-http.ts'
 import { registry } from '../resources/index.ts'
-import { compileRegistry, type CompiledResource } from '../runtime/registry.ts'
-import { importScan, type ScanBundle } from '../runtime/import.ts'
+import { compileRegistry, type CompiledResource } from '../runtime/core/registry.ts'
+import { importScan, type ScanBundle } from '../runtime/platform/import.ts'
 import { startTestService, createUser, grantOrgAccess, type TestService } from './helpers/service.ts'
 import { mcpClient } from './helpers/mcp.ts'
 
@@ -213,7 +213,7 @@ t.test('a slow reader gets the bytes it asked for while the cache turns over; it
 })
 
 t.test('MCP: a slow reader of tool calls gets the records asked for while the cache turns over; nothing stays pinned', async (t) => {
-  // MCP answers written from the cache's own bytes, as REST's are (runtime/mcp/tool-results.ts RawJson).
+  // MCP answers written from the cache's own bytes, as REST's are (runtime/surfaces/mcp/tool-results.ts RawJson).
   const small = await startTestService(t, { config: { cache: { maxBytes: 1024 * 1024, orgStateMs: 0 } } })
   const a = await small.keyHeader(org.accountId)
   const { hostname } = new URL(small.url)

@@ -57,7 +57,7 @@ const generated = ['client/generated.ts', 'docs/changelog.md', 'docs/examples.js
 
 t.test('only the declaration, its migration and generated artifacts changed', async (t) => {
   const changed = [...after.keys()].filter((f) => after.get(f) !== before.get(f) && !f.startsWith('.scratch/')).sort()
-  const migration = changed.find((f) => /^runtime\/db\/migrations\/\d{3}_validation_rules\.sql$/.test(f))
+  const migration = changed.find((f) => /^runtime\/platform\/db\/migrations\/\d{3}_validation_rules\.sql$/.test(f))
   t.ok(migration, 'a migration for the table')
   t.same(changed, [...generated, 'resources/validation-rules.ts', migration!].sort())
   t.match(after.get(migration!), /CREATE TABLE validation_rules \(/)

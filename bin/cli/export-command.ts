@@ -5,10 +5,10 @@
  */
 import { createWriteStream, renameSync, rmSync } from 'node:fs'
 import { resolve } from 'node:path'
-import type { ProgressSink } from '../../runtime/bundle/progress.ts'
+import type { ProgressSink } from '../../runtime/platform/bundle/progress.ts'
 import { parse, UsageError } from './args.ts'
 import { progressRenderer, type Terminal } from './progress.ts'
-import { drained } from '../../runtime/write-drain.ts'
+import { drained } from '../../runtime/platform/write-drain.ts'
 
 /** Writing the bundle failed (a full disk, a closed pipe). */
 export class OutputError extends Error {

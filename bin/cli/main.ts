@@ -4,26 +4,26 @@
  * it); bin/orgscan.js calls it with the real process's streams.
  *
  * While a server holds the embedded database, `accounts`, `keys`, `users`, `clients`, `versions`, `import` and `export`
- * go to that server's admin socket (runtime/admin-socket.ts); `seed` and `migrate` refuse.
+ * go to that server's admin socket (runtime/platform/admin-socket.ts); `seed` and `migrate` refuse.
  *
- * The pepper (runtime/secrets.ts) is needed by `serve`, `keys create` and `clients create` only (they hash secrets);
+ * The pepper (runtime/platform/secrets.ts) is needed by `serve`, `keys create` and `clients create` only (they hash secrets);
  * on PostgreSQL they refuse to run without ORGSCAN_PEPPER or ORGSCAN_PEPPER_FILE, every other command runs without.
  */
 import { registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
-import { ConfigError, loadConfig, MAX_WORKERS, portsProblem, workersProblem, type Config } from '../../runtime/config.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
-import { openDatabase, type Database, type OpenOptions } from '../../runtime/db/connect.ts'
-import { DataDirInUseError, isAlive } from '../../runtime/db/lock.ts'
-import { migrate } from '../../runtime/db/migrate.ts'
-import { resolvePepper } from '../../runtime/secrets.ts'
-import { createLogger, type Logger } from '../../runtime/log.ts'
-import { AdminError } from '../../runtime/admin.ts'
-import { ImportError } from '../../runtime/import.ts'
-import { adminArgsProblem, NEEDS_PEPPER, runAdminOp, type AdminOp } from '../../runtime/admin-ops.ts'
-import { adminSocketPath, callAdminSocket } from '../../runtime/admin-socket.ts'
-import { AdminSocketLost, callAdminSocketFramed } from '../../runtime/admin-frames.ts'
-import type { ProgressSink } from '../../runtime/bundle/progress.ts'
+import { ConfigError, loadConfig, MAX_WORKERS, portsProblem, workersProblem, type Config } from '../../runtime/platform/config.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
+import { openDatabase, type Database, type OpenOptions } from '../../runtime/platform/db/connect.ts'
+import { DataDirInUseError, isAlive } from '../../runtime/platform/db/lock.ts'
+import { migrate } from '../../runtime/platform/db/migrate.ts'
+import { resolvePepper } from '../../runtime/platform/secrets.ts'
+import { createLogger, type Logger } from '../../runtime/core/log.ts'
+import { AdminError } from '../../runtime/platform/admin.ts'
+import { ImportError } from '../../runtime/platform/import.ts'
+import { adminArgsProblem, NEEDS_PEPPER, runAdminOp, type AdminOp } from '../../runtime/platform/admin-ops.ts'
+import { adminSocketPath, callAdminSocket } from '../../runtime/platform/admin-socket.ts'
+import { AdminSocketLost, callAdminSocketFramed } from '../../runtime/platform/admin-frames.ts'
+import type { ProgressSink } from '../../runtime/platform/bundle/progress.ts'
 import { exportCommand, OutputError } from './export-command.ts'
 import { progressRenderer, type Terminal } from './progress.ts'
 import { intOption, numOption, parse, UsageError } from './args.ts'
@@ -184,7 +184,7 @@ async function command(argv: string[], io: CliIO): Promise<void> {
       const { mkdirSync, writeFileSync } = await import('node:fs')
       const { dirname, join, resolve } = await import('node:path')
       // Loaded here only: the generator needs the MCP server's code, which the primary of `serve --workers N` does not.
-      const { generateDocs } = await import('../../runtime/docs/generate.ts')
+      const { generateDocs } = await import('../../runtime/surfaces/docs/generate.ts')
       const dir = values.out ? resolve(String(values.out)) : new URL('../../', import.meta.url).pathname
       const files = generateDocs(compileRegistry(registry), prompts)
       for (const [rel, text] of files) {

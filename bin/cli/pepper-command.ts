@@ -1,14 +1,14 @@
 /**
  * `orgscan pepper export [--out FILE] [--delete]`: moves the pepper an older orgscan kept in the database
- * (server_settings) out of it (runtime/secrets.ts; docs/operating.md "The pepper"). It prints the pepper, or writes it
+ * (server_settings) out of it (runtime/platform/secrets.ts; docs/operating.md "The pepper"). It prints the pepper, or writes it
  * to FILE (created with mode 0600, never over an existing file), and deletes it from the database only once told to:
  * --delete, or a "y" at the question a terminal is asked. The database is only read and that one row deleted: the
  * command works on a database whose server refuses to start.
  */
 import { resolve } from 'node:path'
-import { AdminError } from '../../runtime/admin.ts'
-import type { Database } from '../../runtime/db/connect.ts'
-import { deleteStoredPepper, readStoredPepper, writeSecretFile } from '../../runtime/secrets.ts'
+import { AdminError } from '../../runtime/platform/admin.ts'
+import type { Database } from '../../runtime/platform/db/connect.ts'
+import { deleteStoredPepper, readStoredPepper, writeSecretFile } from '../../runtime/platform/secrets.ts'
 import { parse, UsageError } from './args.ts'
 import { OutputError } from './export-command.ts'
 import type { CliIO } from './main.ts'

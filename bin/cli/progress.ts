@@ -3,7 +3,7 @@
  * otherwise one plain line when the work starts, one per resource with its count, and one at the end (with --json:
  * those events as JSON lines).
  */
-import type { ProgressEvent, ProgressSink } from '../../runtime/bundle/progress.ts'
+import type { ProgressEvent, ProgressSink } from '../../runtime/platform/bundle/progress.ts'
 
 /** stderr when it is a terminal. */
 export interface Terminal {

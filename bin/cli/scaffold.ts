@@ -6,11 +6,11 @@
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { defineResource, f, type Resource } from '../../runtime/define.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
-import { expectedTables, renderDdl } from '../../runtime/db/ddl.ts'
-import { listMigrations } from '../../runtime/db/migrate.ts'
-import { columnName } from '../../runtime/fields.ts'
+import { defineResource, f, type Resource } from '../../runtime/core/define.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
+import { expectedTables, renderDdl } from '../../runtime/platform/db/ddl.ts'
+import { listMigrations } from '../../runtime/platform/db/migrate.ts'
+import { columnName } from '../../runtime/core/fields.ts'
 import { UsageError } from './args.ts'
 
 const NAME = /^[a-z][A-Za-z0-9]*s$/
@@ -134,7 +134,7 @@ export function scaffoldResource(root: string, name: string, registry: readonly 
   const table = expectedTables(compileRegistry([...registry, decl])).find((x) => x.table === columnName(name))
   if (!table) throw new Error(`no table for ${name}`)
   const next = Math.max(0, ...listMigrations().map((m) => m.version)) + 1
-  const migration = join(root, 'runtime/db/migrations', `${String(next).padStart(3, '0')}_${columnName(name)}.sql`)
+  const migration = join(root, 'runtime/platform/db/migrations', `${String(next).padStart(3, '0')}_${columnName(name)}.sql`)
   writeFileSync(declaration, source)
   writeFileSync(migration, `-- ${n.title}s (orgscan scaffold resource ${name}): the table its declaration expects. Frozen once shipped.\n${renderDdl(table)}\n`)
   const index = join(dir, 'index.ts')

@@ -4,21 +4,21 @@
  * worker's metrics in one scrape, forks N workers that share the listening ports (node:cluster), prints the banner
  * once all serve, restarts a worker that dies, and on SIGTERM/SIGINT drains them all and exits once all have exited.
  * Each worker is the ordinary service (bin/cli/serve.ts). Needs PostgreSQL: the embedded database belongs to one
- * process. The primary does not load the service's code (runtime/service.ts and what it needs): about 40 MB less.
+ * process. The primary does not load the service's code (runtime/service/service.ts and what it needs): about 40 MB less.
  */
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { registry } from '../../resources/index.ts'
-import type { Config } from '../../runtime/config.ts'
-import { openDatabase } from '../../runtime/db/connect.ts'
-import { migrate } from '../../runtime/db/migrate.ts'
-import { resolvePepper } from '../../runtime/secrets.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
-import { createLogger } from '../../runtime/log.ts'
-import { installProcessGuard } from '../../runtime/process-guard.ts'
-import { createAdminServer } from '../../runtime/http/admin-listener.ts'
-import { WorkerPool } from '../../runtime/cluster/pool.ts'
-import { createClusterMetrics, type ClusterMetrics } from '../../runtime/cluster/cluster-metrics.ts'
+import type { Config } from '../../runtime/platform/config.ts'
+import { openDatabase } from '../../runtime/platform/db/connect.ts'
+import { migrate } from '../../runtime/platform/db/migrate.ts'
+import { resolvePepper } from '../../runtime/platform/secrets.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
+import { createLogger } from '../../runtime/core/log.ts'
+import { installProcessGuard } from '../../runtime/platform/process-guard.ts'
+import { createAdminServer } from '../../runtime/platform/http/admin-listener.ts'
+import { WorkerPool } from '../../runtime/platform/cluster/pool.ts'
+import { createClusterMetrics, type ClusterMetrics } from '../../runtime/platform/cluster/cluster-metrics.ts'
 import { demoFacts, portInUse, printBanner, say, seedOnFirstStart, type DemoFacts } from './serve-start.ts'
 
 /** The primary's own use of the database: migrations and a first start's seed, once, then the banner's facts. */

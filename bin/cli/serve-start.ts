@@ -3,16 +3,16 @@
  * the demo seed of a first start, the start-up banner (the `--json` line tools and tests read), and draining on
  * SIGTERM/SIGINT.
  */
-import { stderrAccessSink } from '../../runtime/http/access-sink.ts'
+import { stderrAccessSink } from '../../runtime/platform/http/access-sink.ts'
 import type postgres from 'postgres'
 import { seedDemoIn, vacuumSeeded } from '../../demo/seed.ts'
 import { DEMO_ACCOUNTS, DEMO_USER } from '../../demo/orgs.ts'
-import type { Config } from '../../runtime/config.ts'
-import type { ServiceOptions } from '../../runtime/service.ts'
-import { createAccount, createKey } from '../../runtime/admin.ts'
-import { demoCredentials, demoPassword } from '../../runtime/secrets.ts'
-import { hashPassword } from '../../runtime/oauth/crypto.ts'
-import type { Logger } from '../../runtime/log.ts'
+import type { Config } from '../../runtime/platform/config.ts'
+import type { ServiceOptions } from '../../runtime/service/service.ts'
+import { createAccount, createKey } from '../../runtime/platform/admin.ts'
+import { demoCredentials, demoPassword } from '../../runtime/platform/secrets.ts'
+import { hashPassword } from '../../runtime/platform/oauth/crypto.ts'
+import type { Logger } from '../../runtime/core/log.ts'
 
 export const say = (s: string) => void process.stderr.write(s + '\n')
 
@@ -33,8 +33,8 @@ export function portInUse(host: string, port: number): (e: NodeJS.ErrnoException
 }
 
 /**
- * The access log: pino's JSON lines (runtime/http/access-log.ts `encodeAccessLine`), gathered and written on stderr
- * in atomic blocks of whole lines (runtime/http/access-sink.ts; flushed on exit). `worker`: the worker's slot, on
+ * The access log: pino's JSON lines (runtime/platform/http/access-log.ts `encodeAccessLine`), gathered and written on stderr
+ * in atomic blocks of whole lines (runtime/platform/http/access-sink.ts; flushed on exit). `worker`: the worker's slot, on
  * every line.
  */
 export function accessLogger(config: Config, worker?: number): { line: NonNullable<ServiceOptions['accessLog']>; flush(): void } | undefined {

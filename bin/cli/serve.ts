@@ -5,10 +5,10 @@
  */
 import cluster from 'node:cluster'
 import { prompts, registry } from '../../resources/index.ts'
-import type { Config } from '../../runtime/config.ts'
-import { createLogger } from '../../runtime/log.ts'
-import { installProcessGuard } from '../../runtime/process-guard.ts'
-import { reportToPrimary, workerAssignment } from '../../runtime/cluster/worker.ts'
+import type { Config } from '../../runtime/platform/config.ts'
+import { createLogger } from '../../runtime/core/log.ts'
+import { installProcessGuard } from '../../runtime/platform/process-guard.ts'
+import { reportToPrimary, workerAssignment } from '../../runtime/platform/cluster/worker.ts'
 import { accessLogger, demoFacts, drainOnSignals, portInUse, printBanner, seedOnFirstStart, warnIncompleteDemo } from './serve-start.ts'
 import { serveAsPrimary } from './serve-primary.ts'
 
@@ -17,7 +17,7 @@ export { PortInUseError } from './serve-start.ts'
 export async function serve(config: Config, opts: { json: boolean }): Promise<void> {
   if (cluster.isWorker) return serveAsWorker(config)
   if (config.workers > 1) return serveAsPrimary(config, opts)
-  const { startService } = await import('../../runtime/service.ts')
+  const { startService } = await import('../../runtime/service/service.ts')
   const log = createLogger()
   installProcessGuard(log)
   const access = accessLogger(config)
@@ -36,7 +36,7 @@ export async function serve(config: Config, opts: { json: boolean }): Promise<vo
 
 /** A worker of `--workers N`: the service on the ports the primary assigned, without migrations, seed or admin listener. */
 async function serveAsWorker(config: Config): Promise<void> {
-  const { startService } = await import('../../runtime/service.ts')
+  const { startService } = await import('../../runtime/service/service.ts')
   const a = workerAssignment()!
   const log = createLogger()
   installProcessGuard(log)

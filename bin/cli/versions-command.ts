@@ -1,14 +1,14 @@
 /**
  * `orgscan versions …`: the version table (list, add, deprecate, sunset) and deprecation notices (notify). Changes
- * apply to every running process (runtime/versions/live.ts); see docs/versioning.md.
+ * apply to every running process (runtime/platform/versions/live.ts); see docs/versioning.md.
  */
-import { ConfigError, type Config } from '../../runtime/config.ts'
-import { AdminError } from '../../runtime/admin.ts'
-import type { ListedVersion } from '../../runtime/versions/operations.ts'
-import type { Notice } from '../../runtime/versions/notices.ts'
-import { createMailer } from '../../runtime/versions/mailer.ts'
-import { notifyCallers, type AdminCall, type NotifyReport } from '../../runtime/versions/notify.ts'
-import { SURFACE_NAME } from '../../runtime/versions/rules.ts'
+import { ConfigError, type Config } from '../../runtime/platform/config.ts'
+import { AdminError } from '../../runtime/platform/admin.ts'
+import type { ListedVersion } from '../../runtime/platform/versions/operations.ts'
+import type { Notice } from '../../runtime/platform/versions/notices.ts'
+import { createMailer } from '../../runtime/platform/versions/mailer.ts'
+import { notifyCallers, type AdminCall, type NotifyReport } from '../../runtime/platform/versions/notify.ts'
+import { SURFACE_NAME } from '../../runtime/platform/versions/rules.ts'
 import { UsageError, parse } from './args.ts'
 import { table } from './help.ts'
 import type { CliIO } from './main.ts'

@@ -13,7 +13,7 @@
  */
 import { t } from '../helpers/file-test.ts'
 import { startTestService } from '../helpers/service.ts'
-import { updateAccount } from '../../runtime/admin.ts'
+import { updateAccount } from '../../runtime/platform/admin.ts'
 import { PLAIN, percentile, starvationAttack } from '../attack/tenant-starvation.ts'
 
 const ts = await startTestService(t, { seedScale: 0.5, config: { authCacheMs: 5000, cache: { maxBytes: 64 * 1024 * 1024, orgStateMs: 1000 } } })

@@ -10,10 +10,10 @@
 import { request, Agent } from 'node:http'
 import { randomInt } from 'node:crypto'
 import { prompts, registry } from '../../resources/index.ts'
-import { loadConfig } from '../../runtime/config.ts'
-import { startService } from '../../runtime/service.ts'
-import { createAccount, createKey } from '../../runtime/admin.ts'
-import { createLogger } from '../../runtime/log.ts'
+import { loadConfig } from '../../runtime/platform/config.ts'
+import { startService } from '../../runtime/service/service.ts'
+import { createAccount, createKey } from '../../runtime/platform/admin.ts'
+import { createLogger } from '../../runtime/core/log.ts'
 
 const N = Number(process.env.BENCH_REQUESTS ?? 3000)
 const svc = await startService(loadConfig({}, { port: 0, dataDir: 'memory://', pepper: 'p'.repeat(40), seedDemo: false, authFailures: { ratePerSecond: 0, burst: 1 } }), { registry, prompts, log: createLogger(() => undefined) })

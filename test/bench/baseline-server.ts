@@ -7,12 +7,12 @@ import { createServer } from 'node:http'
 import FindMyWay from 'find-my-way'
 import postgres from 'postgres'
 import { registry } from '../../resources/index.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
-import { planList } from '../../runtime/plan.ts'
-import { listStatement } from '../../runtime/statements.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
+import { planList } from '../../runtime/core/plan.ts'
+import { listStatement } from '../../runtime/core/statements.ts'
 
 const [databaseUrl, accountId, poolSize] = [process.env.DATABASE_URL!, process.env.BENCH_ACCOUNT_ID!, Number(process.env.ORGSCAN_POOL_SIZE ?? 4)]
-// The session settings of the service's read pool (runtime/db/connect.ts), so that both run the SQL alike.
+// The session settings of the service's read pool (runtime/platform/db/connect.ts), so that both run the SQL alike.
 const sql = postgres(databaseUrl, { max: poolSize, connection: { TimeZone: 'UTC', plan_cache_mode: 'force_generic_plan' }, onnotice: () => undefined })
 const fields = compileRegistry(registry).find((c) => c.name === 'fields')!
 const router = FindMyWay()

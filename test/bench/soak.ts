@@ -17,9 +17,9 @@ import { join } from 'node:path'
 import postgres from 'postgres'
 import { registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
-import { migrate } from '../../runtime/db/migrate.ts'
-import { createKey, updateAccount } from '../../runtime/admin.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
+import { migrate } from '../../runtime/platform/db/migrate.ts'
+import { createKey, updateAccount } from '../../runtime/platform/admin.ts'
 import { cpuTimes, median, processCpuUs, runLoad, spawnServer, SERVE_ARGS, SERVE_ENV } from './load.ts'
 
 const root = new URL('../../', import.meta.url).pathname

@@ -5,7 +5,7 @@
  * Used by `npm run bench:filters` (worst-filters.ts) and `npm run bench` (run.ts).
  */
 import { registry } from '../../resources/index.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
 import { median, runLoad, type LoadResult, type PathStream } from './load.ts'
 import { WORST_FILTERS } from './worst-filter-set.ts'
 

@@ -1,5 +1,5 @@
 /**
- * The pepper never lives in the database (runtime/secrets.ts, docs/adr/0120-pepper-outside-database.md): PostgreSQL
+ * The pepper never lives in the database (runtime/platform/secrets.ts, docs/adr/0120-pepper-outside-database.md): PostgreSQL
  * refuses to start without ORGSCAN_PEPPER or ORGSCAN_PEPPER_FILE, the embedded database keeps its own in a 0600 file
  * of its 0700 data folder, and a pepper an older version stored in `server_settings` is moved out — by the start on the
  * embedded database, with `orgscan pepper export` on PostgreSQL — while the API keys and OAuth tokens made with it
@@ -18,12 +18,12 @@ import { createFreshPostgresDatabase } from '../helpers/test-db.ts'
 import { basic, startTestService } from '../helpers/service.ts'
 import { authorizeUrl, Browser, pkce, signIn } from '../helpers/oauth.ts'
 import { prompts, registry } from '../../resources/index.ts'
-import { loadConfig } from '../../runtime/config.ts'
-import { startService } from '../../runtime/service.ts'
-import { createLogger } from '../../runtime/log.ts'
-import { openDatabase } from '../../runtime/db/connect.ts'
-import { createKey } from '../../runtime/admin.ts'
-import { hashPassword } from '../../runtime/oauth/crypto.ts'
+import { loadConfig } from '../../runtime/platform/config.ts'
+import { startService } from '../../runtime/service/service.ts'
+import { createLogger } from '../../runtime/core/log.ts'
+import { openDatabase } from '../../runtime/platform/db/connect.ts'
+import { createKey } from '../../runtime/platform/admin.ts'
+import { hashPassword } from '../../runtime/platform/oauth/crypto.ts'
 
 const PG = process.env.TEST_DATABASE_URL
 const { tdb, env, run, spawnCli, migratedFolder } = await cliHarness(t)

@@ -13,9 +13,9 @@ import { spawnServer } from '../helpers/server-process.ts'
 import { mcpClient } from '../helpers/mcp.ts'
 import { TEST_NODE_FLAGS } from '../helpers/node-flags.ts'
 import { DEMO_ACCOUNTS, DEMO_ORG_DEFS, demoBundle } from '../../demo/seed.ts'
-import { openDatabase } from '../../runtime/db/connect.ts'
-import { createAccount } from '../../runtime/admin.ts'
-import { ndjsonLines } from '../../runtime/bundle/wire.ts'
+import { openDatabase } from '../../runtime/platform/db/connect.ts'
+import { createAccount } from '../../runtime/platform/admin.ts'
+import { ndjsonLines } from '../../runtime/platform/bundle/wire.ts'
 
 const { tdb, env, migratedFolder, run } = await cliHarness(t)
 

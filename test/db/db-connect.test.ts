@@ -6,7 +6,7 @@
 import { t } from '../helpers/file-test.ts'
 import fs from 'node:fs'
 import postgres from 'postgres'
-import { openDatabase, describeDatabaseUrl } from '../../runtime/db/connect.ts'
+import { openDatabase, describeDatabaseUrl } from '../../runtime/platform/db/connect.ts'
 import { createTestDatabase, createFreshPostgresDatabase, LOCAL_POSTGRES, withDatabase } from '../helpers/test-db.ts'
 import { dropOrphanTestDatabases } from '../helpers/template-databases.ts'
 import { randomBytes } from 'node:crypto'

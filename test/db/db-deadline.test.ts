@@ -1,11 +1,11 @@
-/** Deadlines for database calls (runtime/db/deadline.ts), with a stand-in query the test settles by hand. */
+/** Deadlines for database calls (runtime/core/db/deadline.ts), with a stand-in query the test settles by hand. */
 import type { Test } from 'tap'
 import { t } from '../helpers/file-test.ts'
-import { raceDeadline, withDeadline } from '../../runtime/db/deadline.ts'
-import { ApiError } from '../../runtime/errors.ts'
+import { raceDeadline, withDeadline } from '../../runtime/core/db/deadline.ts'
+import { ApiError } from '../../runtime/core/errors.ts'
 import postgres from 'postgres'
 import { postgresForTest } from '../helpers/test-db.ts'
-import { OrgStateCache } from '../../runtime/cache/org-state.ts'
+import { OrgStateCache } from '../../runtime/core/cache/org-state.ts'
 
 function fakeQuery<T>() {
   let resolve!: (v: T) => void

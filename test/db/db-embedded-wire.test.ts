@@ -1,13 +1,13 @@
 /**
- * The embedded database's wire-protocol server (runtime/db/embedded-wire.mjs), spoken to byte by byte with a raw
+ * The embedded database's wire-protocol server (runtime/platform/db/embedded-wire.mjs), spoken to byte by byte with a raw
  * socket: messages split across reads and several in one read, the SSL request, one connection at a time, a
  * transaction left open by a closed connection, malformed and cancel requests. On the run on the embedded database only.
  */
 import { t } from '../helpers/file-test.ts'
 import fs from 'node:fs'
 import net from 'node:net'
-import { openDatabase, embeddedHostOf } from '../../runtime/db/connect.ts'
-import { completeMessages } from '../../runtime/db/embedded-wire.mjs'
+import { openDatabase, embeddedHostOf } from '../../runtime/platform/db/connect.ts'
+import { completeMessages } from '../../runtime/platform/db/embedded-wire.mjs'
 import { findTemplate } from '../helpers/templates.ts'
 import { scratchFolderPrefix } from '../helpers/test-db.ts'
 import { embeddedRunOnly } from '../helpers/runs.ts'

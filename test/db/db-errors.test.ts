@@ -1,12 +1,12 @@
 /**
- * Database error classification (runtime/db/errors.ts) as a table: each code, what every predicate says
+ * Database error classification (runtime/core/db/errors.ts) as a table: each code, what every predicate says
  * about it, and the API error a response shows (`toApiError`, the one path every surface renders errors through).
  * Plus a real `statement_timeout` on the test database.
  */
 import { t } from '../helpers/file-test.ts'
-import { errorCode, isConnectionFailure, isNotSent, isRetryableTransaction, isStatementTimeout } from '../../runtime/db/errors.ts'
-import { ApiError, ERROR_CODES, toApiError } from '../../runtime/errors.ts'
-import { openDatabase } from '../../runtime/db/connect.ts'
+import { errorCode, isConnectionFailure, isNotSent, isRetryableTransaction, isStatementTimeout } from '../../runtime/core/db/errors.ts'
+import { ApiError, ERROR_CODES, toApiError } from '../../runtime/core/errors.ts'
+import { openDatabase } from '../../runtime/platform/db/connect.ts'
 import { createFreshPostgresDatabase } from '../helpers/test-db.ts'
 
 type Row = [code: string, connectionFailure: boolean, notSent: boolean, retryable: boolean, statementTimeout: boolean, response: string]

@@ -1,7 +1,7 @@
 /**
  * Prepared statements stay bounded whatever filters clients invent: a connection keeps every statement it prepared
  * for its whole life, so only the registry's fixed shapes and a bounded number of client-shaped statements are
- * prepared; the rest run unprepared and still answer (runtime/db/prepared-shapes.ts).
+ * prepared; the rest run unprepared and still answer (runtime/core/db/prepared-shapes.ts).
  */
 import { t } from '../helpers/file-test.ts'
 import { startTestService } from '../helpers/service.ts'
@@ -34,7 +34,7 @@ t.test('client-shaped statements are prepared up to a bound, then run unprepared
 })
 
 // The connections that read keep one value-blind plan per prepared statement (plan_cache_mode: on PostgreSQL the
-// read pool's, runtime/db/connect.ts; on the embedded database its one session, runtime/db/embedded-worker.mjs). Left
+// read pool's, runtime/platform/db/connect.ts; on the embedded database its one session, runtime/platform/db/embedded-worker.mjs). Left
 // to itself, PostgreSQL planned a list's statement again for its first five executions, and on a large table for every
 // one, because a value-blind plan of `LIMIT $n OFFSET $m` is estimated dearer than one made for the values.
 t.test('a list statement is planned once, not for every page', async (t) => {

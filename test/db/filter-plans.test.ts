@@ -6,13 +6,13 @@
  */
 import { t } from '../helpers/file-test.ts'
 import { registry } from '../../resources/index.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
-import { planList } from '../../runtime/plan.ts'
-import { listStatement, type Statement } from '../../runtime/statements.ts'
-import { openDatabase } from '../../runtime/db/connect.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
+import { planList } from '../../runtime/core/plan.ts'
+import { listStatement, type Statement } from '../../runtime/core/statements.ts'
+import { openDatabase } from '../../runtime/platform/db/connect.ts'
 import { createTestDatabase } from '../helpers/test-db.ts'
 import { seedDemo } from '../../demo/seed.ts'
-import { migrate } from '../../runtime/db/migrate.ts'
+import { migrate } from '../../runtime/platform/db/migrate.ts'
 import { SEED_SCALE } from '../helpers/templates.ts'
 
 const tdb = await createTestDatabase({ template: 'seeded' })

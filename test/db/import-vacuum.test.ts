@@ -1,5 +1,5 @@
 /**
- * An import vacuums the tables it wrote many records into (runtime/bundle/import-bundle.ts `vacuumLarge`): their pages
+ * An import vacuums the tables it wrote many records into (runtime/platform/bundle/import-bundle.ts `vacuumLarge`): their pages
  * are marked all-visible, so that a deep page skips its rows in an index-only scan. The embedded database has no
  * autovacuum: without this its tables would never be. A seed's imports run in the seed's one transaction, where no
  * VACUUM can run: the seed vacuums once it has committed (demo/seed.ts `vacuumSeeded`).
@@ -7,12 +7,12 @@
 import { t } from '../helpers/file-test.ts'
 import { registry } from '../../resources/index.ts'
 import { DEMO_ORG_DEFS, demoBundle, vacuumSeeded } from '../../demo/seed.ts'
-import { openDatabase } from '../../runtime/db/connect.ts'
-import { migrate } from '../../runtime/db/migrate.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
-import { importScan } from '../../runtime/import.ts'
-import { createAccount } from '../../runtime/admin.ts'
-import { VACUUM_FROM } from '../../runtime/bundle/import-bundle.ts'
+import { openDatabase } from '../../runtime/platform/db/connect.ts'
+import { migrate } from '../../runtime/platform/db/migrate.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
+import { importScan } from '../../runtime/platform/import.ts'
+import { createAccount } from '../../runtime/platform/admin.ts'
+import { VACUUM_FROM } from '../../runtime/platform/bundle/import-bundle.ts'
 import { createTestDatabase } from '../helpers/test-db.ts'
 
 t.test('tables an import wrote many records into are vacuumed; small ones are left to autovacuum', async (t) => {

@@ -1,13 +1,13 @@
 /**
- * The org-state cache refreshed ahead (runtime/cache/org-state.ts, docs/adr/0100-fair-share.md), on an embedded
+ * The org-state cache refreshed ahead (runtime/core/cache/org-state.ts, docs/adr/0100-fair-share.md), on an embedded
  * database with the two tables it reads and a clock the test moves: an entry past half its lifetime is served at once
  * while a lookup replaces it in the background; without a grace (PostgreSQL) none is served past its lifetime, and an
  * invalidation drops it at once; with one (the embedded database) an expired entry is served while its refresh is
  * under way, for at most the grace. The changes are made behind the cache's back, as a lost notification would leave them.
  */
 import { t } from '../helpers/file-test.ts'
-import { openDatabase } from '../../runtime/db/connect.ts'
-import { OrgStateCache } from '../../runtime/cache/org-state.ts'
+import { openDatabase } from '../../runtime/platform/db/connect.ts'
+import { OrgStateCache } from '../../runtime/core/cache/org-state.ts'
 
 const ORG = '00D000000000001AAA'
 const db = await openDatabase({ dataDir: 'memory://' })

@@ -1,13 +1,13 @@
 /** The migrated database holds every table, column and index the registry expects. */
 import { t } from '../helpers/file-test.ts'
 import { registry } from '../../resources/index.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
-import { expectedTables, renderDdl } from '../../runtime/db/ddl.ts'
-import { openDatabase } from '../../runtime/db/connect.ts'
-import { migrate } from '../../runtime/db/migrate.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
+import { expectedTables, renderDdl } from '../../runtime/platform/db/ddl.ts'
+import { openDatabase } from '../../runtime/platform/db/connect.ts'
+import { migrate } from '../../runtime/platform/db/migrate.ts'
 import { createTestDatabase } from '../helpers/test-db.ts'
-import { getStatement, listStatement } from '../../runtime/statements.ts'
-import { planGet, planList } from '../../runtime/plan.ts'
+import { getStatement, listStatement } from '../../runtime/core/statements.ts'
+import { planGet, planList } from '../../runtime/core/plan.ts'
 
 // A database with no tables yet (a copy of the run's initialised, unmigrated template where there is one)
 const tdb = await createTestDatabase({ template: 'bare' })

@@ -4,12 +4,12 @@
  * (list, filter, sort, get), its MCP tools, its OpenAPI path, its REST and MCP reference entries and its client type.
  */
 import { t } from '../helpers/file-test.ts'
-import { defineResource, f } from '../../runtime/define.ts'
+import { defineResource, f } from '../../runtime/core/define.ts'
 import { prompts, registry } from '../../resources/index.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
-import { expectedTables, renderDdl } from '../../runtime/db/ddl.ts'
-import { buildOpenApi } from '../../runtime/docs/openapi.ts'
-import { generateDocs } from '../../runtime/docs/generate.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
+import { expectedTables, renderDdl } from '../../runtime/platform/db/ddl.ts'
+import { buildOpenApi } from '../../runtime/surfaces/docs/openapi.ts'
+import { generateDocs } from '../../runtime/surfaces/docs/generate.ts'
 import { startTestService } from '../helpers/service.ts'
 import { mcpClient } from '../helpers/mcp.ts'
 

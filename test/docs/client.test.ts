@@ -12,10 +12,10 @@ import { fileURLToPath } from 'node:url'
 import type { AddressInfo } from 'node:net'
 import { OrgscanClient, OrgscanError } from '../../client/index.ts'
 import { startTestService } from '../helpers/service.ts'
-import { createKey } from '../../runtime/admin.ts'
+import { createKey } from '../../runtime/platform/admin.ts'
 import { registry } from '../../resources/index.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
-import { camel } from '../../runtime/docs/client-types.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
+import { camel } from '../../runtime/surfaces/docs/client-types.ts'
 import { embeddedRunOnly } from '../helpers/runs.ts'
 
 embeddedRunOnly(t, 'The typed client')
@@ -139,7 +139,7 @@ t.test("the README's example runs as written (keys and URL filled in)", async (t
   t.ok(block!.split('\n').filter(Boolean).length <= 5, 'in five lines')
   // Inside the repository's folder tree, so `orgscan/client` resolves through the package's own exports.
   const file = new URL(`../../test/artifacts/readme-example-${process.pid}.ts`, import.meta.url)
-  mkdirSync(new URL('../../test/artifacts/', import.meta.url), { recursive: true })
+  mkdirSync(new URL('../artifacts/', import.meta.url), { recursive: true })
   writeFileSync(file, block!.replace("'http://127.0.0.1:3000'", JSON.stringify(ts.url)).replace("'osk_…'", JSON.stringify(key.keyId)).replace("secret: '…'", `secret: ${JSON.stringify(key.secret)}`))
   t.teardown(() => rmSync(file, { force: true }))
   // Asynchronously: the service answering it runs in this process.

@@ -7,8 +7,8 @@
 import { t } from '../helpers/file-test.ts'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { registry } from '../../resources/index.ts'
-import { compileRegistry, type CompiledResource } from '../../runtime/registry.ts'
-import { EXAMPLES_FILE, exampleListArgs, shown, type DocExample, type DocExamples } from '../../runtime/docs/doc-examples.ts'
+import { compileRegistry, type CompiledResource } from '../../runtime/core/registry.ts'
+import { EXAMPLES_FILE, exampleListArgs, shown, type DocExample, type DocExamples } from '../../runtime/surfaces/docs/doc-examples.ts'
 import { startTestService } from '../helpers/service.ts'
 import { mcpClient } from '../helpers/mcp.ts'
 

@@ -6,7 +6,7 @@
 import { t } from '../helpers/file-test.ts'
 import { launchBrowser } from '../helpers/browser.ts'
 import { startTestService } from '../helpers/service.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
 import { registry } from '../../resources/index.ts'
 import { embeddedRunOnly } from '../helpers/runs.ts'
 
@@ -17,7 +17,7 @@ if (launched) {
   const { browser, artifacts } = launched
   const ts = await startTestService(t)
   const org = ts.seed.orgs.find((o) => o.large)!
-  const { createKey } = await import('../../runtime/admin.ts')
+  const { createKey } = await import('../../runtime/platform/admin.ts')
   const key = await createKey(ts.svc.db.sql, ts.svc.pepper, org.accountId)
 
   t.test('every endpoint is listed, and try-it-out with a key succeeds, offline', async (t) => {

@@ -4,7 +4,7 @@
  */
 import { t } from '../helpers/file-test.ts'
 import { registry } from '../../resources/index.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
 import { startTestService, createUser, grantOrgAccess } from '../helpers/service.ts'
 import { isSorted, literal, parseSortString } from '../helpers/records.ts'
 import { openApiChecker } from '../helpers/openapi-check.ts'

@@ -7,8 +7,8 @@
  */
 import { t } from '../helpers/file-test.ts'
 import { registry } from '../../resources/index.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
-import { fillPath, queryParam } from '../../runtime/operations.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
+import { fillPath, queryParam } from '../../runtime/core/operations.ts'
 import { startTestService } from '../helpers/service.ts'
 import { mcpClient } from '../helpers/mcp.ts'
 import { openApiChecker } from '../helpers/openapi-check.ts'

@@ -7,11 +7,11 @@
 import { t } from '../helpers/file-test.ts'
 import fc from 'fast-check'
 import { registry } from '../../resources/index.ts'
-import { compileRegistry, type CompiledResource } from '../../runtime/registry.ts'
-import { ERROR_CODES } from '../../runtime/errors.ts'
-import type { FieldKind } from '../../runtime/fields.ts'
+import { compileRegistry, type CompiledResource } from '../../runtime/core/registry.ts'
+import { ERROR_CODES } from '../../runtime/core/errors.ts'
+import type { FieldKind } from '../../runtime/core/fields.ts'
 import { startTestService } from '../helpers/service.ts'
-import { updateAccount } from '../../runtime/admin.ts'
+import { updateAccount } from '../../runtime/platform/admin.ts'
 
 // Nothing here changes keys, orgs or grants: the production bounds of the key and org-state caches (the tests'
 // default reads both on every request) leave the thousands of requests below to the filters.

@@ -15,12 +15,12 @@ import { createTestDatabase, scratchFolderPrefix, type TestDatabase } from './te
 import { findTemplate } from './templates.ts'
 import { TEST_NODE_FLAGS } from './node-flags.ts'
 import { run as cli, type CliIO } from '../../bin/cli/main.ts'
-import { openDatabase, type Database, type OpenOptions } from '../../runtime/db/connect.ts'
+import { openDatabase, type Database, type OpenOptions } from '../../runtime/platform/db/connect.ts'
 
 const bin = new URL('../../bin/orgscan.js', import.meta.url).pathname
 
 /**
- * The pepper of the harness's commands: PostgreSQL needs one (runtime/secrets.ts), and a fixed one makes keys created
+ * The pepper of the harness's commands: PostgreSQL needs one (runtime/platform/secrets.ts), and a fixed one makes keys created
  * by the test process work in the commands and served processes it starts.
  */
 export const CLI_TEST_PEPPER = 'cli-test-pepper-0123456789abcdefghij'

@@ -2,7 +2,7 @@
 import type { Test } from 'tap'
 import { request } from 'node:http'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
-import type { McpTool } from '../../runtime/mcp/resource-tools.ts'
+import type { McpTool } from '../../runtime/surfaces/mcp/resource-tools.ts'
 
 /** A tool only tests register (`mcpExtraTools`): it needs the mcp:write scope, which no API key holds. */
 export const writeProbe: McpTool = {

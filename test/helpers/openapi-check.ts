@@ -6,8 +6,8 @@
  */
 import Ajv2020Module from 'ajv/dist/2020.js'
 import { registry } from '../../resources/index.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
-import { buildOpenApi } from '../../runtime/docs/openapi.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
+import { buildOpenApi } from '../../runtime/surfaces/docs/openapi.ts'
 
 export type OpenApiDoc = { paths: Record<string, { get: { responses: Record<string, any> } }>; components: { responses: Record<string, any> } }
 

@@ -1,5 +1,5 @@
 /** Helpers to check list responses against a declaration: ordering, filter literals, comparisons. */
-import type { FieldSpec } from '../../runtime/fields.ts'
+import type { FieldSpec } from '../../runtime/core/fields.ts'
 
 /**
  * Compares two wire values of a field kind; nulls sort below every value

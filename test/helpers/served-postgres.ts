@@ -5,9 +5,9 @@
  */
 import type { Test } from 'tap'
 import postgres from 'postgres'
-import { migrate } from '../../runtime/db/migrate.ts'
+import { migrate } from '../../runtime/platform/db/migrate.ts'
 import { seedDemo, type SeedResult } from '../../demo/seed.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
 import { registry } from '../../resources/index.ts'
 import type { TestDatabase } from './test-db.ts'
 

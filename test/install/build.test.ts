@@ -127,7 +127,7 @@ process.stdout.write(m.run())`
 t.test('the checkout: the command’s bundle covers the sources it loads lazily, and bin/orgscan.js runs it, not TypeScript', async (t) => {
   t.equal(builder.isCurrent(), true, 'current: built at install, or by tap’s before script after an edit')
   const record = JSON.parse(readFileSync(builder.out, 'utf8').split('\n', 1)[0].replace('// orgscan-build ', ''))
-  for (const source of ['bin/cli/main.ts', 'bin/cli/serve.ts', 'runtime/service.ts', 'runtime/docs/generate.ts', 'resources/index.ts'])
+  for (const source of ['bin/cli/main.ts', 'bin/cli/serve.ts', 'runtime/service/service.ts', 'runtime/surfaces/docs/generate.ts', 'resources/index.ts'])
     t.ok(record.sources[source], `${source} is in the bundle`)
 
   const hook = loadHook(t)

@@ -1,6 +1,6 @@
 /**
  * postgres.js is patched on `npm install` by patch-package from patches/postgres+3.4.9.patch (patches/README.md), and
- * the command refuses to open a database on an unpatched copy (runtime/db/driver-check.ts). On a copy of the checkout
+ * the command refuses to open a database on an unpatched copy (runtime/platform/db/driver-check.ts). On a copy of the checkout
  * whose postgres.js is a copy of its own (test/helpers/checkout-copy.ts): patch-package takes the patch off and puts it
  * back, a copy it does not apply to fails the install, and the command refuses the unpatched driver. What the patches
  * do is tested by test/db/postgres-queue.test.ts and test/processes/rest-faults.test.ts.
@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { checkoutCopy } from '../helpers/checkout-copy.ts'
 import { TEST_NODE_FLAGS } from '../helpers/node-flags.ts'
-import { driverPatchProblem } from '../../runtime/db/driver-check.ts'
+import { driverPatchProblem } from '../../runtime/platform/db/driver-check.ts'
 
 const root = new URL('../../', import.meta.url).pathname
 const patchPackage = join(root, 'node_modules/patch-package/index.js')

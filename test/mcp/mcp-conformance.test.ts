@@ -18,7 +18,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { McpTool } from '../../runtime/mcp/resource-tools.ts'
+import type { McpTool } from '../../runtime/surfaces/mcp/resource-tools.ts'
 import { startTestService } from '../helpers/service.ts'
 import { embeddedRunOnly } from '../helpers/runs.ts'
 

@@ -1,5 +1,5 @@
 /**
- * Browser-based clients (CORS, runtime/http/cors.ts): the MCP endpoint answers the origins its Host/Origin policy
+ * Browser-based clients (CORS, runtime/core/http/cors.ts): the MCP endpoint answers the origins its Host/Origin policy
  * accepts — their preflight, and every answer readable with the headers the transport needs — and nothing to any
  * other origin; the OAuth endpoints a public client posts to (registration, token, revocation) and the metadata answer
  * any origin. First the headers on the wire, then the same from a page in a real browser on another origin, and from
@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net'
 import { launchBrowser } from '../helpers/browser.ts'
 import { basic, startTestService } from '../helpers/service.ts'
 import { initializeBody } from '../helpers/mcp.ts'
-import { createKey } from '../../runtime/admin.ts'
+import { createKey } from '../../runtime/platform/admin.ts'
 import { embeddedRunOnly } from '../helpers/runs.ts'
 
 embeddedRunOnly(t, 'CORS for browser-based clients')

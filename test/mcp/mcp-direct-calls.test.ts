@@ -1,5 +1,5 @@
 /**
- * A plain 2025-era `tools/call` is answered by the endpoint itself (runtime/mcp/endpoint.ts `directToolCall`), not by
+ * A plain 2025-era `tools/call` is answered by the endpoint itself (runtime/surfaces/mcp/endpoint.ts `directToolCall`), not by
  * the SDK's `Server`: its answers must be the SDK's, byte for byte. Each call below is sent twice in one session — as
  * a client sends it, and with `params._meta: {}`, which only the SDK takes and which changes nothing in an answer —
  * and the two answers are compared: status, content type and body bytes. The calls cover every tool of the catalog
@@ -8,8 +8,8 @@
  * result against its schema, the direct way trusts the catalog's (which the comparisons here show to pass it).
  */
 import { t } from '../helpers/file-test.ts'
-import type { McpTool } from '../../runtime/mcp/resource-tools.ts'
-import { directToolCall, plainLegacyCall } from '../../runtime/mcp/endpoint.ts'
+import type { McpTool } from '../../runtime/surfaces/mcp/resource-tools.ts'
+import { directToolCall, plainLegacyCall } from '../../runtime/surfaces/mcp/endpoint.ts'
 import { startTestService } from '../helpers/service.ts'
 import { failingProbe, initializeBody, rpc, writeProbe } from '../helpers/mcp.ts'
 

@@ -6,7 +6,7 @@
  * instructions carry the filter essentials once.
  */
 import { t } from '../helpers/file-test.ts'
-import { OPERATORS } from '../../runtime/rql/lexical.ts'
+import { OPERATORS } from '../../runtime/core/rql/lexical.ts'
 import { startTestService } from '../helpers/service.ts'
 import { mcpClient } from '../helpers/mcp.ts'
 

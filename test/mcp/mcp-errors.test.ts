@@ -6,7 +6,7 @@
  */
 import type { Test } from 'tap'
 import { t } from '../helpers/file-test.ts'
-import { updateAccount } from '../../runtime/admin.ts'
+import { updateAccount } from '../../runtime/platform/admin.ts'
 import { startTestService } from '../helpers/service.ts'
 import { failingProbe, mcpClient, writeProbe } from '../helpers/mcp.ts'
 

@@ -8,7 +8,7 @@
 import type { Test } from 'tap'
 import { t } from '../helpers/file-test.ts'
 import { LOG_LEVEL_META_KEY, type Client } from '@modelcontextprotocol/client'
-import { updateAccount } from '../../runtime/admin.ts'
+import { updateAccount } from '../../runtime/platform/admin.ts'
 import { startTestService } from '../helpers/service.ts'
 import { failingProbe, initializeBody, mcpClient, rpc } from '../helpers/mcp.ts'
 

@@ -7,7 +7,7 @@ import { t } from '../helpers/file-test.ts'
 import { Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/client'
 import { startTestService } from '../helpers/service.ts'
 import { Browser, signIn } from '../helpers/oauth.ts'
-import { hashPassword } from '../../runtime/oauth/crypto.ts'
+import { hashPassword } from '../../runtime/platform/oauth/crypto.ts'
 
 let now = Date.now()
 const ts = await startTestService(t, { clock: () => now })

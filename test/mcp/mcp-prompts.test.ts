@@ -9,10 +9,10 @@ import { prompts as declared, registry as declaredRegistry } from '../../resourc
 import { startTestService } from '../helpers/service.ts'
 import { mcpClient } from '../helpers/mcp.ts'
 import { runPromptPlan } from '../helpers/prompt-plan.ts'
-import { buildCatalog } from '../../runtime/mcp/server.ts'
-import { fixedVersions } from '../../runtime/versions/state.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
-import { definePrompt, type PromptStep } from '../../runtime/define.ts'
+import { buildCatalog } from '../../runtime/surfaces/mcp/server.ts'
+import { fixedVersions } from '../../runtime/core/version-state.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
+import { definePrompt, type PromptStep } from '../../runtime/core/define.ts'
 
 const ts = await startTestService(t)
 const org = ts.seed.orgs.find((o) => o.large)!

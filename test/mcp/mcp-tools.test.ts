@@ -5,8 +5,8 @@
  */
 import { t } from '../helpers/file-test.ts'
 import { registry } from '../../resources/index.ts'
-import { compileRegistry, type CompiledResource } from '../../runtime/registry.ts'
-import { exampleFilter } from '../../runtime/examples.ts'
+import { compileRegistry, type CompiledResource } from '../../runtime/core/registry.ts'
+import { exampleFilter } from '../../runtime/core/examples.ts'
 import { startTestService } from '../helpers/service.ts'
 import { mcpClient, type Era } from '../helpers/mcp.ts'
 

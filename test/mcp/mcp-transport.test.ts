@@ -8,11 +8,11 @@ import { t } from '../helpers/file-test.ts'
 import { createHash } from 'node:crypto'
 import { startTestService, basic } from '../helpers/service.ts'
 import { initializeBody, mcpClient, rpc } from '../helpers/mcp.ts'
-import { createAccount, createKey } from '../../runtime/admin.ts'
+import { createAccount, createKey } from '../../runtime/platform/admin.ts'
 import type { TestService } from '../helpers/service.ts'
 import fc from 'fast-check'
 import { classifyInboundRequest } from '@modelcontextprotocol/server'
-import { plainLegacyCall } from '../../runtime/mcp/endpoint.ts'
+import { plainLegacyCall } from '../../runtime/surfaces/mcp/endpoint.ts'
 
 let now = Date.parse('2026-11-23T12:00:00Z')
 const clock = () => now

@@ -9,7 +9,7 @@ import { t } from '../helpers/file-test.ts'
 import * as oauth from 'oauth4webapi'
 import { startTestService } from '../helpers/service.ts'
 import { authorizeUrl, Browser, pkce, signIn } from '../helpers/oauth.ts'
-import { createSignInUser } from '../../runtime/oauth/users.ts'
+import { createSignInUser } from '../../runtime/platform/oauth/users.ts'
 import { mcpClient } from '../helpers/mcp.ts'
 
 const ts = await startTestService(t)
@@ -17,7 +17,7 @@ const issuer = ts.svc.oauth.urls().issuer
 const sql = ts.svc.db.sql
 const demoUser = ts.seed.users[0]
 const PASSWORD = 'correct horse battery staple'
-await sql`UPDATE users SET password_hash = ${(await import('../../runtime/oauth/crypto.ts').then((m) => m.hashPassword(PASSWORD)))} WHERE id = ${demoUser.id}::bigint`
+await sql`UPDATE users SET password_hash = ${(await import('../../runtime/platform/oauth/crypto.ts').then((m) => m.hashPassword(PASSWORD)))} WHERE id = ${demoUser.id}::bigint`
 const grantedOrg = demoUser.orgs[0]
 const otherOrg = ts.seed.orgs.find((o) => o.accountId === demoUser.accountId && !demoUser.orgs.includes(o.salesforceId))!
 const insecure = { [oauth.allowInsecureRequests]: true }
@@ -130,7 +130,7 @@ t.test('revocation (RFC 7009) and an administrator ending a user\'s tokens', asy
   t.equal((await ts.get('/v1/orgs', `Bearer ${b.access_token}`)).status, 401, 'revoking the refresh token ends its access tokens')
   const c = await tokensFor(as, client, `${ts.url}/v1`)
   t.equal((await ts.get('/v1/orgs', `Bearer ${c.access_token}`)).status, 200)
-  const { revokeUserTokens } = await import('../../runtime/oauth/users.ts')
+  const { revokeUserTokens } = await import('../../runtime/platform/oauth/users.ts')
   await revokeUserTokens(sql, demoUser.id, new Date(Date.now() + 1000))
   ts.svc.adminChanged({ oauth: true })
   t.equal((await ts.get('/v1/orgs', `Bearer ${c.access_token}`)).status, 401, 'an administrator ends every token of the user')
@@ -152,7 +152,7 @@ t.test('a user created with the CLI operation signs in with the one-time passwor
 })
 
 t.test('administration rules: unique e-mails without case, valid e-mails, known scopes, secrets never listed', async (t) => {
-  const { issueClient, listClients, updateClient } = await import('../../runtime/oauth/clients.ts')
+  const { issueClient, listClients, updateClient } = await import('../../runtime/platform/oauth/clients.ts')
   await t.rejects(createSignInUser(sql, { account: demoUser.accountId, email: demoUser.email.toUpperCase() }), /already exists/)
   await t.rejects(createSignInUser(sql, { account: demoUser.accountId, email: 'not-an-email' }), /is not an e-mail address/)
   await t.rejects(createSignInUser(sql, { account: demoUser.accountId, email: 'short@pw.example', password: 'short' }), /12 to 200 characters/)

@@ -5,7 +5,7 @@
 import { t } from '../helpers/file-test.ts'
 import { startTestService } from '../helpers/service.ts'
 import { authorizeUrl, Browser, pkce } from '../helpers/oauth.ts'
-import { loadConfig } from '../../runtime/config.ts'
+import { loadConfig } from '../../runtime/platform/config.ts'
 import { Agent, fetch as undiciFetch } from 'undici'
 
 // Time stands still unless a test moves it: the sign-in guard refills with time, and a slow machine must not make
@@ -128,7 +128,7 @@ t.test('a client name that could show as another name is refused; a long one is 
   const narrow = await fetch(`${issuer}/oauth/register`, json(JSON.stringify({ redirect_uris: ['https://app.example/cb'], grant_types: ['authorization_code'] })))
   t.equal(narrow.status, 201)
   t.same(((await narrow.json()) as { grant_types: string[] }).grant_types, ['authorization_code', 'refresh_token'], 'the answer names the grants the client really has (they are not restricted per client)')
-  const { issueClient } = await import('../../runtime/oauth/clients.ts')
+  const { issueClient } = await import('../../runtime/platform/oauth/clients.ts')
   const account = ts.seed.users[0].accountId
   await t.rejects(issueClient(ts.svc.db.sql, ts.svc.pepper, { account, name: 'Ops\u202Etoor', redirectUris: ['https://app.example/cb'], scopes: ['mcp:read'] }), { message: /client name may not contain/ }, 'the CLI refuses it too')
   await t.rejects(issueClient(ts.svc.db.sql, ts.svc.pepper, { account, name: 'x'.repeat(101), redirectUris: ['https://app.example/cb'], scopes: ['mcp:read'] }), { message: /at most 100 characters/ })

@@ -10,14 +10,14 @@ import { generateKeyPair, SignJWT, UnsecuredJWT } from 'jose'
 import { startTestService } from '../helpers/service.ts'
 import { authorizeUrl, Browser, pkce, signIn } from '../helpers/oauth.ts'
 import { mcpClient, rpc, writeProbe } from '../helpers/mcp.ts'
-import { hashPassword } from '../../runtime/oauth/crypto.ts'
-import { issueClient, updateClient } from '../../runtime/oauth/clients.ts'
-import { updateAccount } from '../../runtime/admin.ts'
-import { revokeUserTokens } from '../../runtime/oauth/users.ts'
+import { hashPassword } from '../../runtime/platform/oauth/crypto.ts'
+import { issueClient, updateClient } from '../../runtime/platform/oauth/clients.ts'
+import { updateAccount } from '../../runtime/platform/admin.ts'
+import { revokeUserTokens } from '../../runtime/platform/oauth/users.ts'
 import { request } from 'node:http'
 
 let now = Date.now()
-const ts = await startTestService(t, { clock: () => now, mcpExtraTools: [writeProbe], config: { oauth: { ...(await import('../../runtime/config.ts')).loadConfig({}).oauth, agentClients: ['osc_agentagentagentagentag'] } } })
+const ts = await startTestService(t, { clock: () => now, mcpExtraTools: [writeProbe], config: { oauth: { ...(await import('../../runtime/platform/config.ts')).loadConfig({}).oauth, agentClients: ['osc_agentagentagentagentag'] } } })
 const issuer = ts.svc.oauth.urls().issuer
 const sql = ts.svc.db.sql
 const user = ts.seed.users[0]

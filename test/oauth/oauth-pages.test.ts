@@ -10,7 +10,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { startTestService } from '../helpers/service.ts'
 import { authorizeUrl, pkce } from '../helpers/oauth.ts'
-import { hashPassword } from '../../runtime/oauth/crypto.ts'
+import { hashPassword } from '../../runtime/platform/oauth/crypto.ts'
 import { embeddedRunOnly } from '../helpers/runs.ts'
 
 embeddedRunOnly(t, 'The sign-in and consent pages in a browser')

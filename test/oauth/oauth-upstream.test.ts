@@ -11,9 +11,9 @@ import type { AddressInfo } from 'node:net'
 import Provider from 'oidc-provider'
 import { startTestService } from '../helpers/service.ts'
 import { authorizeUrl, Browser, pkce, type Page } from '../helpers/oauth.ts'
-import { loadConfig } from '../../runtime/config.ts'
-import { issueClient } from '../../runtime/oauth/clients.ts'
-import { linkEmailDomain } from '../../runtime/oauth/users.ts'
+import { loadConfig } from '../../runtime/platform/config.ts'
+import { issueClient } from '../../runtime/platform/oauth/clients.ts'
+import { linkEmailDomain } from '../../runtime/platform/oauth/users.ts'
 
 // The provider's listener first (its address is the issuer our service is configured with).
 const upstreamServer = createServer()

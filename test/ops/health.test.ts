@@ -9,7 +9,7 @@ import { t } from '../helpers/file-test.ts'
 import { request } from 'node:http'
 import { startTestService } from '../helpers/service.ts'
 import { initializeBody, rpc } from '../helpers/mcp.ts'
-import type { McpTool } from '../../runtime/mcp/resource-tools.ts'
+import type { McpTool } from '../../runtime/surfaces/mcp/resource-tools.ts'
 
 /** A tool that takes `ms` milliseconds: an answer in progress while the service stops. Registered only here. */
 const slow: McpTool = {
@@ -93,7 +93,7 @@ t.test('X-Request-Id: kept when well formed, replaced otherwise, on every answer
 
 t.test('the response class adds the request id to any head, and never to the caller\'s headers object', async (t) => {
   const { createServer } = await import('node:http')
-  const { Response } = await import('../../runtime/http/response.ts')
+  const { Response } = await import('../../runtime/core/http/response.ts')
   const shared = { 'Content-Type': 'text/plain' }
   let n = 0
   const server = createServer({ ServerResponse: Response }, (req, res) => {

@@ -7,7 +7,7 @@
 import { t } from '../helpers/file-test.ts'
 import { connect, type Socket } from 'node:net'
 import { startTestService } from '../helpers/service.ts'
-import { loadConfig } from '../../runtime/config.ts'
+import { loadConfig } from '../../runtime/platform/config.ts'
 
 /** A raw connection: send a request, read one whole answer's head; know when the server closed it. */
 function rawConnection(url: string) {

@@ -6,7 +6,7 @@
 import { t } from '../helpers/file-test.ts'
 import { startTestService } from '../helpers/service.ts'
 import { mcpClient } from '../helpers/mcp.ts'
-import { updateAccount } from '../../runtime/admin.ts'
+import { updateAccount } from '../../runtime/platform/admin.ts'
 
 /** The value of one sample line (`name{labels} value`), or undefined. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {

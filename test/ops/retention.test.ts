@@ -5,7 +5,7 @@
  */
 import { t } from '../helpers/file-test.ts'
 import { startTestService } from '../helpers/service.ts'
-import { pruneScans } from '../../runtime/retention.ts'
+import { pruneScans } from '../../runtime/platform/retention.ts'
 
 t.test('pruning keeps the newest N scans and the latest completed one; answers are unchanged', async (t) => {
   const ts = await startTestService(t)

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { connect, createServer as createTlsServer, type ConnectionOptions, type TLSSocket } from 'node:tls'
 import type { AddressInfo } from 'node:net'
 import { request } from 'node:https'
-import { ConfigError, loadConfig } from '../../runtime/config.ts'
+import { ConfigError, loadConfig } from '../../runtime/platform/config.ts'
 import { startTestService } from '../helpers/service.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'orgscan-tls-'))

@@ -11,10 +11,10 @@ import { basic } from '../helpers/service.ts'
 import { spawnServer, type ServerProcess } from '../helpers/server-process.ts'
 import { createFreshPostgresDatabase } from '../helpers/test-db.ts'
 import { servedPostgres } from '../helpers/served-postgres.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
 import { registry } from '../../resources/index.ts'
-import { createKey, createUser, grantOrgAccess, revokeKey } from '../../runtime/admin.ts'
-import { importScan, type ScanBundle } from '../../runtime/import.ts'
+import { createKey, createUser, grantOrgAccess, revokeKey } from '../../runtime/platform/admin.ts'
+import { importScan, type ScanBundle } from '../../runtime/platform/import.ts'
 
 const PG = process.env.TEST_DATABASE_URL
 

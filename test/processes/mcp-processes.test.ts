@@ -11,7 +11,7 @@ import { spawnServer, type ServerProcess } from '../helpers/server-process.ts'
 import { createFreshPostgresDatabase } from '../helpers/test-db.ts'
 import { initializeBody, rpc } from '../helpers/mcp.ts'
 import { servedPostgres } from '../helpers/served-postgres.ts'
-import { createKey } from '../../runtime/admin.ts'
+import { createKey } from '../../runtime/platform/admin.ts'
 
 const PG = process.env.TEST_DATABASE_URL
 t.test('two processes serve one session', { skip: PG ? false : 'needs TEST_DATABASE_URL (PostgreSQL): the embedded database belongs to one process' }, async (t) => {

@@ -10,9 +10,9 @@
  */
 import { t } from '../helpers/file-test.ts'
 import { readFileSync } from 'node:fs'
-import { importScan, type ScanBundle } from '../../runtime/import.ts'
-import { loadConfig } from '../../runtime/config.ts'
-import { startService } from '../../runtime/service.ts'
+import { importScan, type ScanBundle } from '../../runtime/platform/import.ts'
+import { loadConfig } from '../../runtime/platform/config.ts'
+import { startService } from '../../runtime/service/service.ts'
 import { registry } from '../../resources/index.ts'
 import { startTestService, createUser, grantOrgAccess } from '../helpers/service.ts'
 import { startReplica } from '../helpers/replica.ts'

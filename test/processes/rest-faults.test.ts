@@ -12,7 +12,7 @@ import { basic } from '../helpers/service.ts'
 import { spawnServer } from '../helpers/server-process.ts'
 import { createFreshPostgresDatabase } from '../helpers/test-db.ts'
 import { servedPostgres } from '../helpers/served-postgres.ts'
-import { createKey, updateAccount } from '../../runtime/admin.ts'
+import { createKey, updateAccount } from '../../runtime/platform/admin.ts'
 
 const PG = process.env.TEST_DATABASE_URL
 t.test('connections terminated under load', { skip: PG ? false : 'needs TEST_DATABASE_URL (PostgreSQL): the embedded database has no second session to kill connections from' }, async (t) => {

@@ -15,12 +15,12 @@ import { createTestDatabase } from '../helpers/test-db.ts'
 import { childPids } from '../helpers/proc.ts'
 import { SEED_SCALE } from '../helpers/templates.ts'
 import { run } from '../../bin/cli/main.ts'
-import { migrate } from '../../runtime/db/migrate.ts'
+import { migrate } from '../../runtime/platform/db/migrate.ts'
 import { seedDemo } from '../../demo/seed.ts'
-import { compileRegistry } from '../../runtime/registry.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
 import { registry } from '../../resources/index.ts'
-import { createAccount, createKey } from '../../runtime/admin.ts'
-import { decideRestart, RESTART_POLICY } from '../../runtime/cluster/restart-policy.ts'
+import { createAccount, createKey } from '../../runtime/platform/admin.ts'
+import { decideRestart, RESTART_POLICY } from '../../runtime/platform/cluster/restart-policy.ts'
 
 const PG = process.env.TEST_DATABASE_URL
 

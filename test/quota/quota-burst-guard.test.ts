@@ -1,6 +1,6 @@
 /** Edge burst guard (docs/contract.md §7 429 form 2): token bucket per client address, injected clock. */
 import { t } from '../helpers/file-test.ts'
-import { BurstGuard, clientKey } from '../../runtime/quota/burst-guard.ts'
+import { BurstGuard, clientKey } from '../../runtime/platform/quota/burst-guard.ts'
 
 function guard(o: Partial<ConstructorParameters<typeof BurstGuard>[0]> = {}) {
   let now = 1_000_000

@@ -9,12 +9,12 @@
  */
 import { t } from '../helpers/file-test.ts'
 import postgres from 'postgres'
-import { migrate } from '../../runtime/db/migrate.ts'
+import { migrate } from '../../runtime/platform/db/migrate.ts'
 import { createTestDatabase, LOCAL_POSTGRES, postgresForTest } from '../helpers/test-db.ts'
-import type { Logger } from '../../runtime/log.ts'
-import type { Principal } from '../../runtime/auth/principal.ts'
-import type { QuotaCharge } from '../../runtime/quota/types.ts'
-import { PgQuota, type PgQuotaOptions } from '../../runtime/quota/pg-quota.ts'
+import type { Logger } from '../../runtime/core/log.ts'
+import type { Principal } from '../../runtime/core/principal.ts'
+import type { QuotaCharge } from '../../runtime/core/quota-types.ts'
+import { PgQuota, type PgQuotaOptions } from '../../runtime/platform/quota/pg-quota.ts'
 
 const silent = () => {}
 const quietLog: Logger = { info: silent, warn: silent, error: silent }
@@ -192,9 +192,9 @@ t.test('PostgreSQL: several processes on one database', async (t) => {
 // ---- embedded PGlite ------------------------------------------------------------------------------------
 
 t.test('embedded PGlite: one process, limit 100, 300 concurrent charges', async (t) => {
-  let open: typeof import('../../runtime/db/connect.ts').openDatabase
+  let open: typeof import('../../runtime/platform/db/connect.ts').openDatabase
   try {
-    open = (await import('../../runtime/db/connect.ts')).openDatabase
+    open = (await import('../../runtime/platform/db/connect.ts')).openDatabase
   } catch (e) {
     t.plan(0, `embedded database unavailable: ${(e as Error).message}`)
     return

@@ -12,12 +12,12 @@ import { LOCAL_POSTGRES, postgresForTest } from '../helpers/test-db.ts'
 import net from 'node:net'
 import { randomUUID } from 'node:crypto'
 import postgres from 'postgres'
-import { migrate } from '../../runtime/db/migrate.ts'
-import { ApiError } from '../../runtime/errors.ts'
-import type { Logger } from '../../runtime/log.ts'
-import type { Principal } from '../../runtime/auth/principal.ts'
-import type { QuotaCharge } from '../../runtime/quota/types.ts'
-import { PgQuota, type PgQuotaOptions } from '../../runtime/quota/pg-quota.ts'
+import { migrate } from '../../runtime/platform/db/migrate.ts'
+import { ApiError } from '../../runtime/core/errors.ts'
+import type { Logger } from '../../runtime/core/log.ts'
+import type { Principal } from '../../runtime/core/principal.ts'
+import type { QuotaCharge } from '../../runtime/core/quota-types.ts'
+import { PgQuota, type PgQuotaOptions } from '../../runtime/platform/quota/pg-quota.ts'
 
 const silent = () => {}
 

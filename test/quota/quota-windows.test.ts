@@ -1,7 +1,7 @@
 /** Quota window math and header rendering (docs/contract.md §8): pure functions, no database. */
 import { t } from '../helpers/file-test.ts'
-import { dayWindow, isoSeconds, monthWindow, secondsUntil } from '../../runtime/quota/windows.ts'
-import { headerWindow, quotaHeaders, rateLimitedError, retryAfterSeconds, type WindowView } from '../../runtime/quota/headers.ts'
+import { dayWindow, isoSeconds, monthWindow, secondsUntil } from '../../runtime/platform/quota/windows.ts'
+import { headerWindow, quotaHeaders, rateLimitedError, retryAfterSeconds, type WindowView } from '../../runtime/platform/quota/headers.ts'
 
 const U = (s: string) => Date.parse(s)
 

@@ -1,5 +1,5 @@
 /**
- * A list page is found by its keys first and its rows read after (runtime/statements.ts `listStatement`): the pages a
+ * A list page is found by its keys first and its rows read after (runtime/core/statements.ts `listStatement`): the pages a
  * client sees are the ones a plain `ORDER BY … LIMIT … OFFSET …` over the table gives — same rows, same order, ties
  * broken by the resource's tiebreak ascending, same `hasMore` — for every paged org-scoped list, every sortable field in
  * both directions, at the first, a middle, the last and past the last offset, with and without filters (large `in` and
@@ -7,11 +7,11 @@
  */
 import { t } from '../helpers/file-test.ts'
 import { registry } from '../../resources/index.ts'
-import { compileRegistry, orderBy, type CompiledResource } from '../../runtime/registry.ts'
-import { parseSort } from '../../runtime/sort.ts'
-import { quotedColumn, sqlExpr } from '../../runtime/fields.ts'
+import { compileRegistry, orderBy, type CompiledResource } from '../../runtime/core/registry.ts'
+import { parseSort } from '../../runtime/core/sort.ts'
+import { quotedColumn, sqlExpr } from '../../runtime/core/fields.ts'
 import { startTestService } from '../helpers/service.ts'
-import { updateAccount } from '../../runtime/admin.ts'
+import { updateAccount } from '../../runtime/platform/admin.ts'
 
 const ts = await startTestService(t)
 const org = ts.seed.orgs.find((o) => o.large)!

@@ -6,10 +6,10 @@
 import { t } from '../helpers/file-test.ts'
 import { Agent, request } from 'node:http'
 import { connect } from 'node:net'
-import { createAccount, createKey, createUser, revokeKey } from '../../runtime/admin.ts'
-import { issueClient } from '../../runtime/oauth/clients.ts'
+import { createAccount, createKey, createUser, revokeKey } from '../../runtime/platform/admin.ts'
+import { issueClient } from '../../runtime/platform/oauth/clients.ts'
 import { startTestService, basic } from '../helpers/service.ts'
-import { ApiKeyAuthenticator, newKeyId } from '../../runtime/auth/api-keys.ts'
+import { ApiKeyAuthenticator, newKeyId } from '../../runtime/platform/auth/api-keys.ts'
 
 let now = Date.parse('2026-11-23T12:00:00Z')
 const clock = () => now

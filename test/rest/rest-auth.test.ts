@@ -1,8 +1,8 @@
 /** Authentication over the wire (§5 REST item 1, §7; 401 for missing or invalid credentials). */
 import { t } from '../helpers/file-test.ts'
 import { startTestService, basic } from '../helpers/service.ts'
-import { revokeKey, createKey } from '../../runtime/admin.ts'
-import { openDatabase } from '../../runtime/db/connect.ts'
+import { revokeKey, createKey } from '../../runtime/platform/admin.ts'
+import { openDatabase } from '../../runtime/platform/db/connect.ts'
 
 // No authentication cache: a key revoked behind the service's back is refused at once (the cache's own bound is
 // test/rest/rest-auth-attack.test.ts's).

@@ -10,7 +10,7 @@
 import type { Test } from 'tap'
 import { t } from '../helpers/file-test.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
-import type { Config } from '../../runtime/config.ts'
+import type { Config } from '../../runtime/platform/config.ts'
 
 const MB = 1024 * 1024
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

@@ -2,7 +2,7 @@
 import { t } from '../helpers/file-test.ts'
 import { startTestService, basic } from '../helpers/service.ts'
 import { spawnServer } from '../helpers/server-process.ts'
-import { createKey, updateAccount } from '../../runtime/admin.ts'
+import { createKey, updateAccount } from '../../runtime/platform/admin.ts'
 import { LOCAL_POSTGRES, postgresForTest } from '../helpers/test-db.ts'
 import { servedPostgres } from '../helpers/served-postgres.ts'
 
@@ -90,7 +90,7 @@ t.test('the monthly window blocks while the daily one has room; limit changes ap
   t.equal(r.headers.get('x-ratelimit-reset'), String(Date.parse('2026-12-01T00:00:00Z') / 1000))
   await updateAccount(ts.svc.db.sql, org.accountId, { monthlyLimit: 10 })
   // On PostgreSQL the change arrives by LISTEN/NOTIFY; the embedded database has no second connection, so an
-  // in-process change invalidates directly (runtime/quota/factory.ts).
+  // in-process change invalidates directly (runtime/platform/quota/factory.ts).
   ts.svc.ctx.quota.invalidate?.(org.accountId)
   let status = 0
   for (let i = 0; i < 20 && status !== 200; i++) {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 import { startTestService } from '../helpers/service.ts'
 import { OrgscanClient, OrgscanError, type Resources } from '../../client/index.ts'
 import { ENDPOINTS } from '../../client/generated.ts'
-import { createKey } from '../../runtime/admin.ts'
+import { createKey } from '../../runtime/platform/admin.ts'
 
 const doc = readFileSync(new URL('../../docs/rql.md', import.meta.url), 'utf8')
 const rows = [...doc.matchAll(/^\| `(\/v1\/[^`]+)` \| `([^`]+)` \| ([^|]+) \|$/gm)].map((m) => ({ list: m[1], filter: m[2].replace(/\\\|/g, '|'), finds: m[3].trim() }))

@@ -1,7 +1,7 @@
 /** Configuration: every problem is reported at once, cross-field and version-table problems included. */
 import { t } from '../helpers/file-test.ts'
 import { readFileSync } from 'node:fs'
-import { ConfigError, EnvSchema, loadConfig } from '../../runtime/config.ts'
+import { ConfigError, EnvSchema, loadConfig } from '../../runtime/platform/config.ts'
 
 function problems(env: Record<string, string>): string[] {
   try {

@@ -10,11 +10,11 @@ import { t } from '../helpers/file-test.ts'
 import { createServer, type Server } from 'node:http'
 import type { Test } from 'tap'
 import type { AddressInfo } from 'node:net'
-import { ApiError, toApiError } from '../../runtime/errors.ts'
-import { sendError } from '../../runtime/http/respond.ts'
-import { sendRpcApiError } from '../../runtime/mcp/http-io.ts'
-import { errorResult } from '../../runtime/mcp/tool-results.ts'
-import { sendFailure } from '../../runtime/oauth/http-util.ts'
+import { ApiError, toApiError } from '../../runtime/core/errors.ts'
+import { sendError } from '../../runtime/core/http/respond.ts'
+import { sendRpcApiError } from '../../runtime/surfaces/mcp/http-io.ts'
+import { errorResult } from '../../runtime/surfaces/mcp/tool-results.ts'
+import { sendFailure } from '../../runtime/platform/oauth/http-util.ts'
 
 /** A driver or server error as postgres.js rejects with it: a code, and a message that must never reach a client. */
 const driverError = (code: string | undefined, message: string) => Object.assign(new Error(`${message} (SELECT secret FROM internals)`), code === undefined ? {} : { code })

@@ -1,9 +1,9 @@
-// The fair queue in front of the database (runtime/pipeline/fair-share.ts, docs/adr/0100-fair-share.md): at most the
+// The fair queue in front of the database (runtime/platform/pipeline/fair-share.ts, docs/adr/0100-fair-share.md): at most the
 // pool's turns out, one account never all of them, freed turns to the account with the fewest out and the one served
 // longest ago among equals, waits bounded. Over the wire: test/rest/rest-fair-share.test.ts, test/alone/fairness.test.ts.
 import { t } from '../helpers/file-test.ts'
-import { FairShare, type Release } from '../../runtime/pipeline/fair-share.ts'
-import { ApiError } from '../../runtime/errors.ts'
+import { FairShare, type Release } from '../../runtime/platform/pipeline/fair-share.ts'
+import { ApiError } from '../../runtime/core/errors.ts'
 
 const options = { queueDepth: 100, maxWaitMs: 60_000 }
 

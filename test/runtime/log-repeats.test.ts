@@ -1,10 +1,10 @@
 /**
- * The log of a database that blinks (runtime/log.ts, docs/adr/0110-database-errors.md): identical warnings and errors
+ * The log of a database that blinks (runtime/core/log.ts, docs/adr/0110-database-errors.md): identical warnings and errors
  * are written at most once per REPEAT_MS, and the next line written for them counts the ones left out; a failure of
  * another kind is written at once; an unreachable database's error has no stack, any other error keeps its stack.
  */
 import { t } from '../helpers/file-test.ts'
-import { createLogger, REPEAT_MS } from '../../runtime/log.ts'
+import { createLogger, REPEAT_MS } from '../../runtime/core/log.ts'
 
 const closed = () => Object.assign(new Error('write CONNECTION_CLOSED 127.0.0.1:5432'), { code: 'CONNECTION_CLOSED' })
 

@@ -1,6 +1,6 @@
 /** "Did you mean …?": the nearest allowed name, only when it is close, never a tie or the name itself. */
 import { t } from '../helpers/file-test.ts'
-import { didYouMean, nearestName } from '../../runtime/nearest.ts'
+import { didYouMean, nearestName } from '../../runtime/core/nearest.ts'
 
 const fields = ['id', 'apiName', 'label', 'isCustom', 'percentPopulated', 'populatedCount', 'createdDate', 'lastModifiedDate']
 

@@ -3,10 +3,10 @@ import { t } from '../helpers/file-test.ts'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { prompts, registry } from '../../resources/index.ts'
-import { buildCatalog } from '../../runtime/mcp/server.ts'
-import { fixedVersions } from '../../runtime/versions/state.ts'
-import { compileRegistry, RegistryError } from '../../runtime/registry.ts'
-import { definePrompt, defineResource, f, type PromptStep } from '../../runtime/define.ts'
+import { buildCatalog } from '../../runtime/surfaces/mcp/server.ts'
+import { fixedVersions } from '../../runtime/core/version-state.ts'
+import { compileRegistry, RegistryError } from '../../runtime/core/registry.ts'
+import { definePrompt, defineResource, f, type PromptStep } from '../../runtime/core/define.ts'
 
 const ok = () =>
   defineResource({
@@ -140,7 +140,7 @@ t.test('every resource and field is described usefully (the generated references
 })
 
 t.test('an enum field pointing to a catalog points to one the MCP server serves', async (t) => {
-  const { catalogs } = await import('../../runtime/mcp/lookups.ts')
+  const { catalogs } = await import('../../runtime/surfaces/mcp/lookups.ts')
   const compiled = compileRegistry(registry)
   const served = new Set(catalogs(compiled).map((d) => d.uri))
   let n = 0

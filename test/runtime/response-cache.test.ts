@@ -1,11 +1,11 @@
-// The response cache's storage (runtime/cache/response-cache.ts): answers in reused segments, bounded by bytes, the
+// The response cache's storage (runtime/core/cache/response-cache.ts): answers in reused segments, bounded by bytes, the
 // least recently used going first, and bytes lent to a writer never overwritten before they are released. The cache
 // over the wire (keys, ETags, who may see what, a slow reader) is tested in hot-reads.test.ts.
 import { t } from '../helpers/file-test.ts'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { ENTRY_OVERHEAD, ResponseCache } from '../../runtime/cache/response-cache.ts'
-import type { ReadResult } from '../../runtime/read.ts'
+import { ENTRY_OVERHEAD, ResponseCache } from '../../runtime/core/cache/response-cache.ts'
+import type { ReadResult } from '../../runtime/core/read.ts'
 
 const answer = (i: number, size = 6000): ReadResult => ({ kind: 'one', data: JSON.stringify({ i, pad: `${i}:`.padEnd(size, String.fromCharCode(97 + (i % 26))) }) })
 const MB = 1024 * 1024
@@ -126,9 +126,9 @@ t.test('the records are written one after the other: the index takes what the bo
 
 t.test('what the bound counts for the index of an answer covers what the index takes of the heap', async (t) => {
   const { registry } = await import('../../resources/index.ts')
-  const { compileRegistry } = await import('../../runtime/registry.ts')
-  const { planList } = await import('../../runtime/plan.ts')
-  const { canonical } = await import('../../runtime/read.ts')
+  const { compileRegistry } = await import('../../runtime/core/registry.ts')
+  const { planList } = await import('../../runtime/core/plan.ts')
+  const { canonical } = await import('../../runtime/core/read.ts')
   const fields = compileRegistry(registry).find((r) => r.name === 'fields')!
   setFlagsFromString('--expose-gc')
   const gc = runInNewContext('gc') as () => void
@@ -156,10 +156,10 @@ t.test('what the bound counts for the index of an answer covers what the index t
 
 t.test('the canonical form of a read: two plans share it exactly when they are the same plan', async (t) => {
   const { registry } = await import('../../resources/index.ts')
-  const { compileRegistry } = await import('../../runtime/registry.ts')
-  const { planList, planGet } = await import('../../runtime/plan.ts')
-  const { parseQuery } = await import('../../runtime/http/query.ts')
-  const { canonical } = await import('../../runtime/read.ts')
+  const { compileRegistry } = await import('../../runtime/core/registry.ts')
+  const { planList, planGet } = await import('../../runtime/core/plan.ts')
+  const { parseQuery } = await import('../../runtime/surfaces/rest/query.ts')
+  const { canonical } = await import('../../runtime/core/read.ts')
   const seen = new Map<string, string>()
   let plans = 0
   for (const c of compileRegistry(registry)) {

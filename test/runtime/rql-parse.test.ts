@@ -1,8 +1,8 @@
 import { t } from '../helpers/file-test.ts'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
-import { ApiError } from '../../runtime/errors.ts'
-import { parseRql, type RqlLimits, type RqlLiteral, type RqlNode, type RqlValue } from '../../runtime/rql/index.ts'
+import { ApiError } from '../../runtime/core/errors.ts'
+import { parseRql, type RqlLimits, type RqlLiteral, type RqlNode, type RqlValue } from '../../runtime/core/rql/index.ts'
 
 /** The ApiError thrown by parsing `input` (fails the test if it parses or throws anything else). */
 function err(input: string, limits?: Partial<RqlLimits>): ApiError {
