@@ -2,7 +2,7 @@
 
 /* eslint-disable */
 
-import type { Counts, Page } from '../../docs/index.ts'
+import type { Counts, Page } from './index.ts'
 
 /** Org: CRM-platform organizations (orgs) the caller can access, with the state of their latest scan. The list carries a compact record; fetching one org returns the full summary. */
 export interface Org {

@@ -58,7 +58,7 @@ export function scaffoldDeclaration(name: string): { decl: Resource; source: str
   const q = (s: string) => `'${s.replace(/'/g, "\\'")}'`
   const source = [
     `/** ${plural}: written by \`orgscan scaffold resource ${name}\`; edit the fields to what the scanner reports (docs/adding-a-resource.md). */`,
-    "import { defineResource, f } from '../runtime/define.ts'",
+    "import { defineResource, f } from '../runtime/core/define.ts'",
     '',
     `export const ${name} = defineResource({`,
     `  name: ${q(name)},`,

@@ -8,7 +8,28 @@
  * that way; docs/adr/0032-cache-segments-and-pinned-bytes.md).
  */
 import type { CountPlan, ListPlan } from './plan.ts'
-import type { ReadResult } from './read.ts'
+
+/** The answer of a read (runtime/core/read.ts), as the surfaces render it. */
+export type ReadResult = (
+  | { kind: 'list'; data: string; count: number; /** records the filter matches */ total: number; hasMore: boolean; plan: ListPlan; /** all rows in one page (no limit/offset) */ unpaged: boolean }
+  | { kind: 'one'; data: string }
+  /** A grouped count: `total` records the filter matches, in `groups` groups, of which the first `limit` are in `data`. */
+  | { kind: 'counts'; data: string; count: number; total: number; groups: number; hasMore: boolean; countPlan: CountPlan }
+) & {
+  /** Strong entity tag of an org-scoped answer: derived from the scan read and the canonical request. */
+  etag?: string
+  /**
+   * The records' JSON as UTF-8 bytes (answers read from the database or kept by the response cache: runtime/core/answer.ts):
+   * REST writes them as they are, between the envelope's head and tail (runtime/core/envelope.ts `renderReadParts`); `data`
+   * decodes them.
+   */
+  dataBytes?: Buffer
+  /**
+   * Present when `dataBytes` are lent from the response cache: call once they have been written (REST:
+   * runtime/core/http/response-done.ts), and exactly once; until then the cache does not reuse them.
+   */
+  release?: () => void
+}
 
 /** What an answer carries besides its records. */
 export interface AnswerFields {

@@ -126,4 +126,4 @@ export interface McpConfig {
   allowedHosts: string[]
 }
 
-export type Clock = () => number
+export type { Clock } from './clock.ts'

@@ -5,9 +5,33 @@
  * tool schemas, OpenAPI, the reference docs and the typed client read these and derive nothing themselves: this is the
  * one place that says "limit is 1 to 200, default 50" and the one place that builds a path.
  */
-import type { CompiledResource } from './registry.ts'
+import type { Resource } from './define.ts'
+import type { FieldSpec } from './fields.ts'
+import type { SortKey } from './sort.ts'
+import type { RqlNode } from './rql/index.ts'
 import { DEFAULT_RQL_LIMITS } from './rql/index.ts'
 import { DEFAULT_LIMIT, MAX_FIELDS_LENGTH, MAX_GROUP_BY, MAX_LIMIT, MAX_OFFSET, MAX_SORT_LENGTH, MAX_VALUE_LENGTH, MAX_VALUES } from './limits.ts'
+
+/** A page of records, one record, or the counts of records by group. */
+/** A declaration compiled by the registry (runtime/core/registry.ts): what the runtime reads of a resource. */
+export interface CompiledResource {
+  readonly decl: Resource
+  readonly name: string
+  /** The field specs, as a Map (never an object keyed by user input). */
+  readonly fields: ReadonlyMap<string, FieldSpec>
+  /** The compact JSON text (buildObject) of the single record / of the list record. */
+  readonly selectOne: string
+  readonly selectList: string
+  /** Field names of the list record, in order. */
+  readonly listFieldNames: readonly string[]
+  readonly defaultSort: readonly SortKey[]
+  readonly defaultFilter: RqlNode | undefined
+  readonly tiebreak: string | undefined
+  /** Table and id column of the parent (objects/{objectId}/fields). */
+  readonly parentTable: string | undefined
+  /** Its operations: what every surface serves, documents and generates from. */
+  readonly ops: Readonly<Operations>
+}
 
 /** A page of records, one record, or the counts of records by group. */
 export type OperationKind = 'list' | 'get' | 'count'

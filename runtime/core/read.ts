@@ -17,29 +17,11 @@ import type { PreparedShapes } from './db/prepared-shapes.ts'
 import { normalizeOrgId } from './org-id.ts'
 import { errorCode } from './db/errors.ts'
 import { withDeadline } from './db/deadline.ts'
-import { Answer } from './answer.ts'
+import { Answer, type ReadResult } from './answer.ts'
+
+export type { ReadResult } from './answer.ts'
 import type { OperationKind } from './operations.ts'
 
-export type ReadResult = (
-  | { kind: 'list'; data: string; count: number; /** records the filter matches */ total: number; hasMore: boolean; plan: ListPlan; /** all rows in one page (no limit/offset) */ unpaged: boolean }
-  | { kind: 'one'; data: string }
-  /** A grouped count: `total` records the filter matches, in `groups` groups, of which the first `limit` are in `data`. */
-  | { kind: 'counts'; data: string; count: number; total: number; groups: number; hasMore: boolean; countPlan: CountPlan }
-) & {
-  /** Strong entity tag of an org-scoped answer: derived from the scan read and the canonical request. */
-  etag?: string
-  /**
-   * The records' JSON as UTF-8 bytes (answers read from the database or kept by the response cache: runtime/core/answer.ts):
-   * REST writes them as they are, between the envelope's head and tail (runtime/core/envelope.ts `renderReadParts`); `data`
-   * decodes them.
-   */
-  dataBytes?: Buffer
-  /**
-   * Present when `dataBytes` are lent from the response cache: call once they have been written (REST:
-   * runtime/core/http/response-done.ts), and exactly once; until then the cache does not reuse them.
-   */
-  release?: () => void
-}
 
 export interface ReadRequest {
   resource: CompiledResource

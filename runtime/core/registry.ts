@@ -7,7 +7,9 @@ import { isScalar, jsonText, sqlExpr, type FieldSpec } from './fields.ts'
 import { parseSort, type SortKey } from './sort.ts'
 import { compileFilter, parseRql, type RqlNode } from './rql/index.ts'
 import { isApiError } from './errors.ts'
-import { compileOperations, type Operations } from './operations.ts'
+import { compileOperations, type CompiledResource, type Operations } from './operations.ts'
+
+export type { CompiledResource } from './operations.ts'
 
 export class RegistryError extends Error {
   constructor(message: string) {
@@ -16,24 +18,6 @@ export class RegistryError extends Error {
   }
 }
 
-export interface CompiledResource {
-  readonly decl: Resource
-  readonly name: string
-  /** The field specs, as a Map (never an object keyed by user input). */
-  readonly fields: ReadonlyMap<string, FieldSpec>
-  /** The compact JSON text (buildObject) of the single record / of the list record. */
-  readonly selectOne: string
-  readonly selectList: string
-  /** Field names of the list record, in order. */
-  readonly listFieldNames: readonly string[]
-  readonly defaultSort: readonly SortKey[]
-  readonly defaultFilter: RqlNode | undefined
-  readonly tiebreak: string | undefined
-  /** Table and id column of the parent (objects/{objectId}/fields). */
-  readonly parentTable: string | undefined
-  /** Its operations (runtime/core/operations.ts): what every surface serves, documents and generates from. */
-  readonly ops: Readonly<Operations>
-}
 
 const NAME = /^[a-z][A-Za-z0-9]*$/
 const TABLE = /^[a-z][a-z0-9_]*$/

@@ -3,7 +3,7 @@
  * in `server_info` and `GET /`) → removed (410 Gone). The table lives in the database (migration 007); these
  * functions read a copy of it in memory, so the check on every request costs no database round trip.
  */
-import type { Clock } from './config-types.ts'
+import type { Clock } from './clock.ts'
 import type { Surface } from './plan.ts'
 
 export type StoredStatus = 'current' | 'deprecated' | 'removed'

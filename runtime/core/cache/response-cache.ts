@@ -18,8 +18,7 @@
  * every byte, runtime/core/http/response-done.ts); eviction passes over pinned segments, and when every segment is pinned a
  * new answer is simply not kept. An answer for any other surface is decoded to text at once and pins nothing.
  */
-import type { ReadResult } from '../read.ts'
-import { Answer, answerFields, type AnswerFields } from '../answer.ts'
+import { Answer, answerFields, type AnswerFields, type ReadResult } from '../answer.ts'
 
 export interface ResponseCacheStats {
   hits: number

@@ -9,7 +9,6 @@
  * `toApiError` (runtime/core/errors.ts), which every surface renders its errors through, applies it, so no call site has
  * to remember to.
  */
-import type { ErrorCode, ErrorExtras } from '../errors.ts'
 
 /** Data exceptions caused by client input, with the hint a response may carry. */
 const DATA_EXCEPTIONS: Record<string, string> = {
@@ -88,9 +87,9 @@ export function isDiskFull(e: unknown): boolean {
 
 /** How a database failure shows in an answer: the error registry's code, its detail and extras. */
 export interface DbFailure {
-  code: ErrorCode
+  code: 'invalid_filter_value' | 'invalid_parameter' | 'query_too_expensive' | 'service_unavailable'
   detail: string
-  extras: ErrorExtras
+  extras: { parameter?: string }
 }
 
 /**

@@ -67,7 +67,7 @@ export function tsOfSchema(x: JsonSchema): string {
 }
 
 export function clientTypes(resources: readonly CompiledResource[]): string {
-  const out: string[] = [TS_BANNER, '', '/* eslint-disable */', '', "import type { Counts, Page } from '../../docs/index.ts'", '']
+  const out: string[] = [TS_BANNER, '', '/* eslint-disable */', '', "import type { Counts, Page } from './index.ts'", '']
   for (const c of resources) {
     const name = typeName(c)
     out.push(`/** ${c.decl.title}: ${c.decl.description.replace(/\*\//g, '* /')} */`, `export interface ${name} {`)

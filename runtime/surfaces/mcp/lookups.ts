@@ -13,6 +13,7 @@ import type { FieldSpec } from '../../core/fields.ts'
 import type { CompiledResource } from '../../core/registry.ts'
 import { filterOperators } from '../../core/rql/index.ts'
 import { rqlGuide, RQL_URI } from './rql-guide.ts'
+import type { LookupDocument } from './lookup-document.ts'
 
 export const VALUES_TEMPLATE = 'resource://filter-values/{resource}/{field}'
 
@@ -20,16 +21,7 @@ export function valuesUri(resource: string, field: string): string {
   return `resource://filter-values/${resource}/${field}`
 }
 
-export interface LookupDocument {
-  uri: string
-  name: string
-  title: string
-  description: string
-  /** Default application/json. */
-  mimeType?: string
-  /** The resource's text: JSON (an object, serialised) or text as it is (`mimeType` says which). */
-  body: () => Record<string, unknown> | string
-}
+export type { LookupDocument } from './lookup-document.ts'
 
 /** The text `resources/read` serves for a document. */
 export function lookupText(doc: LookupDocument): string {

@@ -4,7 +4,7 @@
  * without the database, free of quota). test/mcp/mcp-errors-teach.test.ts checks that it names every operator.
  */
 import { DEFAULT_RQL_LIMITS } from '../../core/rql/index.ts'
-import type { LookupDocument } from './lookups.ts'
+import type { LookupDocument } from './lookup-document.ts'
 
 export const RQL_URI = 'service://rql'
 
