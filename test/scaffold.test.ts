@@ -70,7 +70,7 @@ t.test('the copy type-checks and serves the resource everywhere', async (t) => {
   t.ok(openapi.paths['/v1/orgs/{orgId}/validationRules'] && openapi.paths['/v1/orgs/{orgId}/validationRules/{validationRuleId}'], 'OpenAPI paths')
   t.match(after.get('docs/reference/rest.md'), /## Validation rules\n/, 'the REST reference')
   t.match(after.get('docs/reference/mcp.md'), /### `list_org_validation_rules` — List validation rules/, 'the MCP reference')
-  t.match(after.get('client/generated.ts'), /getOrgValidationRule\(params: \{ orgId: string; validationRuleId: number \| string \}\)/, 'a client method')
+  t.match(after.get('client/generated.ts'), /getOrgValidationRule\(params: \{ orgId: string; validationRuleId: number \| string[^}]*\}\)/, 'a client method')
   const wire = JSON.parse(after.get('test/fixtures/mcp-wire.json')!) as { tools: Array<{ name: string }> }
   t.ok(wire.tools.some((x) => x.name === 'get_org_validation_rule'), 'the wire table')
   // regen recorded these by calling the tools over MCP and the same reads over REST against the demo data.
