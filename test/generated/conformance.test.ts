@@ -5,6 +5,7 @@
 import { t } from '../helpers/file-test.ts'
 import { registry } from '../../resources/index.ts'
 import { compileRegistry } from '../../runtime/core/registry.ts'
+import { fillPath, recordParam } from '../../runtime/core/operations.ts'
 import { startTestService, createUser, grantOrgAccess } from '../helpers/service.ts'
 import { isSorted, literal, parseSortString } from '../helpers/records.ts'
 import { openApiChecker } from '../helpers/openapi-check.ts'
@@ -30,10 +31,6 @@ const otherAuth = await ts.keyHeader(other.id)
 const base = (path: string) => `/v1/orgs/${main.salesforceId}/${path}`
 const enc = encodeURIComponent
 
-function expandPath(path: string, parent: { param: string; id: string } | undefined): string {
-  return parent ? path.replace(`{${parent.param}}`, parent.id) : path
-}
-
 // A parent id to pin objects/{objectId}/fields: the object with the most fields.
 const objs = await ts.get(base('objects?sort=-fieldCount&limit=1'), auth)
 const parentObjectId = String(objs.body.data[0].id)
@@ -41,8 +38,12 @@ const parentObjectId = String(objs.body.data[0].id)
 for (const c of resources) {
   const d = c.decl
   if (d.scope !== 'org') continue
-  const parent = d.parent ? { param: d.parent.param, id: parentObjectId } : undefined
-  const listPath = base(expandPath(d.path, parent))
+  // The paths come from the compiled operations: the list's, or a get-only resource's without its record id.
+  const values: Record<string, string> = { orgId: main.salesforceId, ...(d.parent ? { [d.parent.param]: parentObjectId } : {}) }
+  const own = c.ops.get && recordParam(c.ops.get)
+  const listPath = c.ops.list ? fillPath(c.ops.list, values) : fillPath({ path: own ? c.ops.get!.path.replace(`/{${own.name}}`, '') : c.ops.get!.path }, values)
+  /** The get's path of a record whose id is given as the path carries it (already encoded). */
+  const recordPath = (id: string) => fillPath(c.ops.get!, { ...values, ...(own ? { [own.name]: id } : {}) }, (v) => v)
 
   if (d.operations.list) {
     t.test(`${d.name}: list (§4.1, §4.2)`, async (t) => {
@@ -157,24 +158,24 @@ for (const c of resources) {
     t.test(`${d.name}: single record (§4.2)`, async (t) => {
       // The records are listed by the resource with the same table (or, for recommendations, the same path: issues).
       const listable = resources.find((x) => (x.decl.table === d.table || x.decl.path === d.path) && x.decl.operations.list && !x.decl.parent && x.fields.has(d.id!.field))!
-      const list = await ts.get(`${base(listable.decl.path)}${listable.decl.defaultFilter ? '?filter=' : ''}`, auth)
+      const list = await ts.get(`${fillPath(listable.ops.list!, values)}${listable.decl.defaultFilter ? '?filter=' : ''}`, auth)
       const rec = list.body.data[0]
       const raw = String(rec[d.id!.field])
       const id = d.id!.encoding === 'base64url' ? Buffer.from(raw, 'utf8').toString('base64url') : enc(raw)
-      const one = await ts.get(`${listPath}/${id}`, auth)
+      const one = await ts.get(recordPath(id), auth)
       t.equal(one.status, 200, 'existing record → 200')
       t.equal(one.body.data[d.id!.field], rec[d.id!.field], 'the record addressed by the id')
       t.same(Object.keys(one.body.data), [...c.fields.keys()], 'single record carries every declared field')
       const missingRaw = d.id!.encoding === 'int' ? '999999999' : d.id!.encoding === 'base64url' ? Buffer.from('no.such.key').toString('base64url') : 'NoSuchRecord'
-      const missing = await ts.get(`${listPath}/${missingRaw}`, auth)
+      const missing = await ts.get(recordPath(missingRaw), auth)
       t.equal(missing.status, 404, 'unknown id → 404')
       t.equal(missing.body.error.code, 'not_found')
       if (d.id!.encoding !== 'text') {
-        const bad = await ts.get(`${listPath}/${d.id!.encoding === 'int' ? 'abc' : '%21%21'}`, auth)
+        const bad = await ts.get(recordPath(d.id!.encoding === 'int' ? 'abc' : '%21%21'), auth)
         t.equal(bad.status, 400, 'malformed id → 400')
         t.equal(bad.body.error.code, 'invalid_id')
       }
-      const cross = await ts.get(`${listPath}/${id}`, otherAuth)
+      const cross = await ts.get(recordPath(id), otherAuth)
       t.equal(cross.status, 404, 'another account cannot read the record')
     })
   }
