@@ -53,8 +53,9 @@ t.test('a database whose backends are all terminated every 3 s: 503s with Retry-
     const k = fresh[nextFresh++ % fresh.length]
     return basic(k.keyId, k.secret)
   }
-  // The production caches: the org-state cache at its default (1 s), the key cache at its default (5 s).
-  const server = await spawnServer(env({ ORGSCAN_MCP_SESSIONS_PER_CREDENTIAL: '1000', ORGSCAN_AUTH_FAILURE_RATE: '0' }))
+  // The production caches: the org-state cache at its default (1 s), the key cache at its default (5 s). The MCP session
+  // limits are raised: the load opens sessions faster than an account may hold them.
+  const server = await spawnServer(env({ ORGSCAN_MCP_SESSIONS_PER_CREDENTIAL: '100000', ORGSCAN_MCP_SESSIONS_PER_ACCOUNT: '100000', ORGSCAN_AUTH_FAILURE_RATE: '0' }))
   t.teardown(() => server.stop(0))
   const base = server.url
   const mcpUrl = server.info.mcpUrl
@@ -228,9 +229,10 @@ const TRANSACTIONS_UNDER_TERMINATION = `
   running = false
   await Promise.all(workers)
   const after = await within(10000, sql.begin((tx) => tx\`SELECT 3 AS n\`).then((r) => r[0].n))
-  process.stdout.write(JSON.stringify({ outcomes, after }) + '\\n')
-  await sql.end({ timeout: 1 })
-  await killer.end({ timeout: 1 })
+  process.stdout.write(JSON.stringify({ outcomes, after }) + '\\n', () => process.exit(0))
+  // Ended by the write's callback: a pool closing under a terminated backend must not keep the process waiting.
+  void sql.end({ timeout: 1 })
+  void killer.end({ timeout: 1 })
 `
 
 t.test('transactions whose backends are terminated fail with a connection error; the process lives (postgres.js patch e, patches/README.md)', { skip: PG ? false : 'needs TEST_DATABASE_URL (PostgreSQL)' }, async (t) => {
@@ -247,7 +249,17 @@ t.test('transactions whose backends are terminated fail with a connection error;
   let err = ''
   child.stdout.on('data', (d) => (out += d))
   child.stderr.on('data', (d) => (err += d))
-  const code = await new Promise<number | null>((r) => child.once('exit', r))
+  // Bounded: the child bounds each transaction (10 s); a child that never ends is a failure said here, not tap's timeout.
+  const code = await new Promise<number | null>((r) => {
+    const timer = setTimeout(() => {
+      err += ' (still running after 60 s: killed)'
+      child.kill('SIGKILL')
+    }, 60_000)
+    child.once('exit', (c) => {
+      clearTimeout(timer)
+      r(c)
+    })
+  })
   t.equal(code, 0, `the process lives: nothing thrown where no caller can catch it${code === 0 ? '' : ` (${err.trim().split('\n').slice(0, 8).join(' | ')})`}`)
   const { outcomes, after } = JSON.parse(out || '{"outcomes":{}}') as { outcomes: Record<string, number>; after?: unknown }
   t.same(Object.keys(outcomes).filter((o) => !/^(ok|CONNECTION_CLOSED|CONNECTION_DESTROYED|ECONNRESET|57P01)$/.test(o)), [], `every transaction committed or failed with a connection error: ${JSON.stringify(outcomes)}`)
