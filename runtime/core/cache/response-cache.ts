@@ -49,7 +49,7 @@ export interface Lent {
 /**
  * What an entry costs of V8's heap besides its JSON and its key (counted at two bytes a character): the entry object
  * with its view of the segment and its release function, the plan and the entity tag it keeps, the map's bookkeeping.
- * Measured (2026-11-25, 10,000 entries of the fields list, heap used after full collections; test/runtime/response-cache.test.ts
+ * Measured over 10,000 entries of the fields list (heap used after full collections; test/runtime/response-cache.test.ts
  * checks it): about 1.4 KB an entry, of which the entry object about 520 bytes, the plan about 300, the tag about 240
  * (a concatenation of its quotes and the hash, as V8 keeps one). Counted with some margin, so that the records and
  * the index together stay within the bound.

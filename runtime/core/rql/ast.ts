@@ -118,7 +118,7 @@ export function parseNumberText(text: string): number | undefined {
 
 /**
  * Parses an ISO date or timestamp (see ISO_DATE). Returns undefined when the text does not have that shape and
- * `'invalid'` when it has the shape but is not a real instant (2024-02-30, 25:00, year outside 1–9999).
+ * `'invalid'` when it has the shape but is not a real instant (the 30th of February, 25:00, a year outside 1–9999).
  */
 export function parseIsoDate(text: string): Date | 'invalid' | undefined {
   const m = ISO_DATE.exec(text)
