@@ -97,8 +97,11 @@ t.test('a first start killed anywhere leaves a folder the next start serves comp
   t.teardown(() => void s.child.kill('SIGKILL'))
   await until(s, 'the banner', () => s.stdout().includes('\n'), true)
   const info = JSON.parse(s.stdout()) as { url: string; demoKey: { keyId: string; secret: string } | null; demoSignIn: { email: string } | null }
-  t.match(s.stderr(), /First start: seeding demo data/, 'the start after the kills seeds the demo')
-  t.match(s.stderr(), /an earlier first start was interrupted: reclaiming the \d+ MB its rolled-back seed left/, 'after vacuuming what the killed one left')
+  // The last kill aims between the seed's last line and its commit, a few milliseconds apart: when the kill lands after
+  // the commit, that start left a complete demo, which this start serves as it is (either outcome is a whole demo).
+  if (/First start: seeding demo data/.test(s.stderr())) {
+    t.match(s.stderr(), /an earlier first start was interrupted: reclaiming the \d+ MB its rolled-back seed left/, 'the start after the kills seeds the demo, after vacuuming what the killed one left')
+  } else t.comment('the last kill landed after the seed had committed: its demo is served as it is')
   t.ok(info.demoKey, 'a demo key is printed')
   t.ok(info.demoSignIn, 'the demo user can sign in')
   const auth = 'Basic ' + Buffer.from(`${info.demoKey!.keyId}:${info.demoKey!.secret}`).toString('base64')
