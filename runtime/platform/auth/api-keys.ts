@@ -247,12 +247,6 @@ export class ApiKeyAuthenticator {
     if (connection !== undefined) this.byConnection.set(connection, { header: Buffer.from(header, 'latin1'), v })
   }
 
-  /** Whether the key is known, valid and cached (answerable without the database). */
-  isCachedValid(keyId: string): boolean {
-    const hit = this.cache.get(keyId)
-    return hit !== undefined && hit.known && !hit.revoked && this.clock() - hit.at < this.cacheMs
-  }
-
   /** The record the cache holds for the id while it is fresh. */
   private fresh(keyId: string): KeyRecord | undefined {
     const hit = this.cache.get(keyId)
