@@ -120,6 +120,24 @@ end`,
   }
 }
 
+/**
+ * First pages of the fields list under `count` distinct filters that all match every field (`ne(id,-k)`, k from
+ * `from`), cycled: with a count beyond the totals cache every request counts its filter's total; with a few hundred
+ * filters asked once before, none does (its total is known), as a list did before totals.
+ */
+export function distinctFilters(orgId: string, from: number, count: number): PathStream {
+  let k = 0
+  return {
+    next: () => `/v1/orgs/${orgId}/fields?limit=50&filter=ne(id,-${from + (k++ % count)})`,
+    lua: `local k = 0
+request = function()
+  local path = string.format("/v1/orgs/${orgId}/fields?limit=50&filter=ne(id,-%d)", ${from} + (k % ${count}))
+  k = k + 1
+  return wrk.format(nil, path)
+end`,
+  }
+}
+
 function ms(v: string): number {
   const m = /^([\d.]+)(us|ms|s|m)$/.exec(v)
   if (!m) return NaN

@@ -8,17 +8,13 @@
  */
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { prompts, registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
 import { loadConfig } from '../../runtime/platform/config.ts'
 import { startService } from '../../runtime/service/service.ts'
 import { createKey, updateAccount } from '../../runtime/platform/admin.ts'
 import { createLogger } from '../../runtime/core/log.ts'
-import { runPromptPlan } from '../helpers/prompt-plan.ts'
-
-/** The most characters of tool results one job may cost. */
-export const PROMPT_BUDGET = 30_000
+import { measurePromptJobs, PROMPT_BUDGET } from './prompt-jobs.ts'
 
 const embedded = process.argv.includes('--embedded')
 const scale = Number(process.env.BENCH_SCALE ?? 1)
@@ -46,24 +42,9 @@ try {
     svc.ctx.quota.invalidate?.()
     const key = await createKey(svc.db.sql, svc.pepper, org.accountId)
     const authorization = 'Basic ' + Buffer.from(`${key.keyId}:${key.secret}`).toString('base64')
-    const client = new Client({ name: 'orgscan-bench-prompts', version: '1.0.0' })
-    await client.connect(new StreamableHTTPClientTransport(new URL(svc.mcpUrl), { requestInit: { headers: { authorization } } }))
     process.stdout.write(`${org.name} (${org.salesforceId}), scale ${scale}: characters of tool results per job (target ≤ ${fmt(PROMPT_BUDGET)})\n`)
-    for (const p of prompts) {
-      const run = await runPromptPlan(client, p.name, { orgId: org.salesforceId })
-      const over = run.chars > PROMPT_BUDGET
-      process.stdout.write(`${fmt(run.chars).padStart(8)}  ${p.name}${over ? '  OVER THE TARGET' : ''}\n`)
-      for (const [i, s] of run.steps.entries()) {
-        const meta = s.calls[0]?.structured?.meta
-        const errors = s.calls.filter((c) => c.isError)
-        const chars = s.calls.reduce((a, c) => a + c.chars, 0)
-        const what = s.step.from?.each ? `${s.calls.length} calls` : meta?.groups !== undefined ? `${s.records.length} of ${meta.groups} groups, ${meta.total} records` : `${s.records.length} of ${meta?.total} records`
-        process.stdout.write(`${fmt(chars).padStart(16)}  ${i + 1}. ${s.step.tool}: ${what}${errors.length ? `, ${errors.length} failed: ${errors[0].structured?.message}` : ''}\n`)
-        if (errors.length) failed = true
-      }
-      if (over) failed = true
-    }
-    await client.close()
+    const jobs = await measurePromptJobs({ mcpUrl: svc.mcpUrl, authorization, orgId: org.salesforceId, log: (l) => process.stdout.write(l + '\n') })
+    if (jobs.some((j) => j.failedCalls > 0 || j.chars > PROMPT_BUDGET)) failed = true
   } finally {
     await svc.close()
   }

@@ -4,14 +4,17 @@
  * GET /v1/orgs/{orgId}/fields?limit=50 repeated (a response-cache hit), (c) a stream of distinct pages of it (cache
  * misses), (d) the same request with If-None-Match (304) and (e) the MCP tool call it mirrors (tools/call
  * list_org_fields, limit 50, in a session), with the server's resident memory during and after each load, and (f) the
- * distinct pages read from a streaming replica (replica-reads.ts). Prints req/s, p50/p99, memory and
- * ratios; writes results/latest.json.
+ * distinct pages read from a streaming replica (replica-reads.ts). With the response cache off: the repeated list and
+ * the distinct pages, lists under distinct filters whose meta.total is counted on every request against filters
+ * whose totals are known (what meta.total costs, in one run), and a grouped count of the large org's fields. Prints
+ * req/s, p50/p99, memory and ratios; writes results/latest.json.
  *
  * Then `--workers 2` against one process (workers.ts), the access log's cost in alternating turns
  * (access-log-cost.ts), MCP against REST in alternating turns on one server (mcp-vs-rest.ts), the worst legal filters
  * and deep pages with the cache off (worst-filter-times.ts, about 30 s), the fairness pair (one account's reads alone
- * and under another's attack of the most expensive filters: fairness.ts), and the import and export speed of a large
- * bundle (import-speed.ts).
+ * and under another's attack of the most expensive filters: fairness.ts), the characters of tool results each MCP
+ * prompt's job costs along its plan (prompt-jobs.ts), and the import and export speed of a large bundle
+ * (import-speed.ts).
  *
  * Env: BENCH_DATABASE_URL (default TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test), BENCH_SECONDS (10),
  * BENCH_CONNECTIONS (32), BENCH_ROUNDS (2), BENCH_SCALE (1), BENCH_IMPORT (0: without the import speed),
@@ -20,7 +23,7 @@
 import type { ChildProcess } from 'node:child_process'
 import { readFileSync, writeFileSync, mkdirSync, openSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
-import { distinctPages, generator, runLoad, spawnServer, type Load, median, SERVE_ARGS, SERVE_ENV } from './load.ts'
+import { distinctFilters, distinctPages, generator, runLoad, spawnServer, type Load, median, SERVE_ARGS, SERVE_ENV } from './load.ts'
 import postgres from 'postgres'
 import { registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
@@ -34,6 +37,7 @@ import { benchAccessLog } from './access-log-cost.ts'
 import { benchMcpVsRest } from './mcp-vs-rest.ts'
 import { timeWorstFilters } from './worst-filter-times.ts'
 import { benchFairness, fairnessParties, fairnessReport } from './fairness.ts'
+import { measurePromptJobs, PROMPT_BUDGET } from './prompt-jobs.ts'
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
@@ -97,6 +101,18 @@ async function mcpLoad(base: string, auth: Record<string, string>, orgId: string
 }
 
 
+/** Filters ne(id,-1) to ne(id,-400), each asked once so that the server knows their totals. */
+async function knownFilters(url: string, headers: Record<string, string>, orgId: string) {
+  const count = 400
+  const warm = distinctFilters(orgId, 1, count)
+  for (let i = 0; i < count; i++) {
+    const r = await fetch(url + warm.next(), { headers })
+    if (r.status !== 200) throw new Error(`a filter to warm answered ${r.status}`)
+    await r.arrayBuffer()
+  }
+  return distinctFilters(orgId, 1, count)
+}
+
 const dbName = `orgscan_bench_${process.pid}_${randomBytes(3).toString('hex')}`
 const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined })
 await admin.unsafe(`CREATE DATABASE ${dbName}`)
@@ -159,6 +175,10 @@ try {
       loads: async (url) => [
         ['nocache', { url: url + path, headers: auth }],
         ['nocache-miss', { url: url + path, headers: auth, paths: distinctPages(org.salesforceId) }],
+        // meta.total's cost in one run: distinct filters whose totals are all counted (more than the totals cache
+        // holds), against a few hundred filters asked once before the load, whose totals are known and not counted.
+        ['nocache-total', { url: url + path, headers: auth, paths: distinctFilters(org.salesforceId, 1_000, 1_000_000) }],
+        ['nocache-known', { url: url + path, headers: auth, paths: await knownFilters(url, auth, org.salesforceId) }],
         // A grouped count on the largest org, every request grouping its fields anew.
         ['count', { url: `${url}/v1/orgs/${org.salesforceId}/counts/fields?by=objectApiName&limit=200`, headers: auth }],
       ],
@@ -202,6 +222,11 @@ try {
   await stop(worstServer.child)
   // One account's reads alone and while another floods the process with the most expensive filters (test/bench/fairness.ts).
   const fairness = await benchFairness({ ...parties, start, stop, serveArgs: SERVE_ARGS, seconds, pairs: rounds, log })
+  // What each prompt's job costs an assistant in characters of tool results on the large org (test/bench/prompt-jobs.ts).
+  log(`characters of tool results per prompt job on the large org (target ≤ ${PROMPT_BUDGET.toLocaleString('en-US')} each):`)
+  const promptServer = await start(SERVE_ARGS, {})
+  const promptJobs = await measurePromptJobs({ mcpUrl: `${promptServer.url}/v1/mcp`, authorization: auth.authorization, orgId: org.salesforceId, log: (l) => log(`  ${l}`) })
+  await stop(promptServer.child)
   const max = (xs: Array<number | undefined>) => Math.max(...xs.map((x) => x ?? 0))
   const summary = Object.fromEntries(
     Object.entries(results).map(([k, ms]) => [k, { rps: median(ms.map((m) => m.rps)), p50: median(ms.map((m) => m.p50)), p99: median(ms.map((m) => m.p99)), non2xx: ms.reduce((a, m) => a + m.non2xx, 0), rssPeakMb: max(ms.map((m) => m.rssPeakMb)), rssAfterMb: max(ms.map((m) => m.rssAfterMb)), runs: ms }]),
@@ -218,7 +243,8 @@ try {
   log(`  misses: with the cache / without ${(summary['rest-miss'].rps / summary['nocache-miss'].rps).toFixed(2)} (target ≥ 1, within noise); the repeated request without the cache / baseline ${(summary.nocache.rps / base).toFixed(2)}`)
   // Every list now says meta.total, counted once per (scan, filter) and then skipped: the lists' ratios to the baseline
   // compare with the previous results file's, taken before totals (target: within 10 %).
-  log(`  lists with meta.total: the repeated request without the cache / baseline ${(summary.nocache.rps / base).toFixed(2)}, misses ${(summary['nocache-miss'].rps / base).toFixed(2)} (compare: the results file before totals); a grouped count of the large org's fields by object: ${summary.count.rps.toFixed(0)} req/s, p99 ${summary.count.p99} ms`)
+  log(`  lists with meta.total: the repeated request without the cache / baseline ${(summary.nocache.rps / base).toFixed(2)}, misses ${(summary['nocache-miss'].rps / base).toFixed(2)} (compare: the results file before totals); distinct filters, every total counted / totals known ${(summary['nocache-total'].rps / summary['nocache-known'].rps).toFixed(2)} (${summary['nocache-total'].rps.toFixed(0)} against ${summary['nocache-known'].rps.toFixed(0)} req/s); a grouped count of the large org's fields by object: ${summary.count.rps.toFixed(0)} req/s, p99 ${summary.count.p99} ms`)
+  log(`  prompt jobs: ${promptJobs.map((j) => `${j.name} ${j.chars.toLocaleString('en-US')}`).join(', ')} characters (target ≤ ${PROMPT_BUDGET.toLocaleString('en-US')} each${promptJobs.some((j) => j.failedCalls) ? '; some calls FAILED' : ''})`)
   const slowest = worstFilters.shapes.reduce((a, b) => (b.medianMs > a.medianMs ? b : a))
   log(`  worst filters: slowest median ${slowest.medianMs.toFixed(0)} ms (${slowest.name}; target ≤ 150); offset 20,000 under every sort ≤ ${worstFilters.deepSorts.maxMs.toFixed(0)} ms; distinct deep pages ${worstFilters.deepLoad.rps.toFixed(0)} req/s, p99 ${worstFilters.deepLoad.p99} ms`)
   const out = {
@@ -231,11 +257,13 @@ try {
       'rest-nolog': 'as rest, ORGSCAN_ACCESS_LOG=off',
       nocache: 'GET /v1/orgs/{orgId}/fields?limit=50 repeated, ORGSCAN_CACHE_MB=0 (every request reads the database)',
       'nocache-miss': 'the distinct-page stream, ORGSCAN_CACHE_MB=0',
+      'nocache-total': 'GET /v1/orgs/{orgId}/fields?limit=50&filter=ne(id,-k), k distinct each request (every total counted: all the org\'s fields), ORGSCAN_CACHE_MB=0',
+      'nocache-known': 'as nocache-total over 400 filters asked before the load (every total known, none counted: a list as before totals), ORGSCAN_CACHE_MB=0',
       count: 'GET /v1/orgs/{orgId}/counts/fields?by=objectApiName&limit=200 repeated, ORGSCAN_CACHE_MB=0',
       'replica-miss': 'the distinct-page stream, ORGSCAN_CACHE_MB=0, DATABASE_REPLICA_URL: a streaming replica of the bench database',
       mcp: 'tools/call list_org_fields {orgId, limit: 50} in a 2025-11-25 session (a hit)',
     },
-    generator, orgFields: n, connections, seconds, rounds, scale, summary, workers, accessLog, mcpVsRest, worstFilters, fairness,
+    generator, orgFields: n, connections, seconds, rounds, scale, summary, workers, accessLog, mcpVsRest, worstFilters, fairness, promptJobs,
     ratios: { ...Object.fromEntries(Object.entries(summary).map(([k, s]) => [k, s.rps / base])), mcpToRest: summary.mcp.rps / summary.rest.rps, mcpToRestPairs: mcpVsRest.rpsRatio, accessLogOnToOff: accessLog.rpsRatio, accessLogOnToOffRounds: summary.rest.rps / summary['rest-nolog'].rps, missWithToWithoutCache: summary['rest-miss'].rps / summary['nocache-miss'].rps },
   }
   // Import and export speed of bundles (test/bench/import-speed.ts); BENCH_IMPORT=0 leaves it out.
