@@ -20,6 +20,11 @@ export { SEED_SCALE }
 export interface GetInit {
   method?: string
   headers?: Record<string, string>
+  /**
+   * Retry a 429 concurrency_limited after its Retry-After, as a client sending many reads at once does (a read that
+   * waits past 1 s for its account's turn gets one: on a busy machine, a test's parallel reads can).
+   */
+  retryBusy?: boolean
 }
 
 export interface TestService {
@@ -110,21 +115,28 @@ export async function startTestService(
       return basic(k.keyId, k.secret)
     },
     async get(path, auth, init = {}) {
-      // undici's request rather than fetch: the same HTTP/1.1 client without the WHATWG layer (streams, Headers,
-      // AbortSignal), which was the largest cost of the test process in the files that send thousands of requests.
-      // As fetch would, it asks for any type; nothing here asks for compression, and the service sends none.
-      const headers: Record<string, string> = { accept: '*/*', ...init.headers }
-      if (auth) headers.authorization = auth
-      const res = await request(svc.url + path, { method: (init.method ?? 'GET') as Dispatcher.HttpMethod, headers })
-      const text = await res.body.text()
-      let body: unknown = undefined
-      try {
-        body = text ? JSON.parse(text) : undefined
-      } catch {
-        body = undefined
+      for (let retry = 0; ; retry++) {
+        const r = await getOnce(path, auth, init)
+        if (!init.retryBusy || retry === 10 || r.status !== 429 || r.body?.error?.code !== 'concurrency_limited') return r
+        await new Promise((done) => setTimeout(done, Number(r.headers.get('retry-after') ?? 1) * 1000))
       }
-      return { status: res.statusCode, headers: responseHeaders(res.headers), body, text }
     },
+  }
+  async function getOnce(path: string, auth: string | null | undefined, init: GetInit): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+    // undici's request rather than fetch: the same HTTP/1.1 client without the WHATWG layer (streams, Headers,
+    // AbortSignal), which was the largest cost of the test process in the files that send thousands of requests.
+    // As fetch would, it asks for any type; nothing here asks for compression, and the service sends none.
+    const headers: Record<string, string> = { accept: '*/*', ...init.headers }
+    if (auth) headers.authorization = auth
+    const res = await request(svc.url + path, { method: (init.method ?? 'GET') as Dispatcher.HttpMethod, headers })
+    const text = await res.body.text()
+    let body: unknown = undefined
+    try {
+      body = text ? JSON.parse(text) : undefined
+    } catch {
+      body = undefined
+    }
+    return { status: res.statusCode, headers: responseHeaders(res.headers), body, text }
   }
   return ts
 }
