@@ -26,9 +26,9 @@ const rootPackage = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 const openapi = JSON.parse(readFileSync(join(root, 'docs/openapi.json'), 'utf8'))
 const typescript = join(root, 'node_modules/typescript/bin/tsc')
 
-// A user's shell: none of the npm_* settings `npm test` hands its scripts (a prefix would send the install elsewhere),
-// nor the test runner's Node options.
-const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && k !== 'NODE_OPTIONS'))
+// A user's shell in the new project: without what `npm test` tells its scripts about this repository (its package,
+// lifecycle and local prefix) or the test runner's Node options; npm's own settings (cache, registry) stay.
+const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_(config_local_prefix$|package_|lifecycle_|command$)/i.test(k) && k !== 'NODE_OPTIONS'))
 env.FORCE_COLOR = '0'
 
 /** Runs a command without blocking this process, which serves the example's requests. */
