@@ -44,6 +44,7 @@ async function run(cmd: string, args: string[], cwd: string): Promise<{ code: nu
 
 const example = readme.match(/```js\n(import \{ OrgscanClient \} from '@orgscan\/client'\n[\s\S]*?)```/)?.[1]
 t.ok(example, "the README's example imports the package")
+t.ok(example!.split('\n').filter(Boolean).length <= 5, 'in five lines')
 
 const dir = realpathSync(mkdtempSync(join(tmpdir(), 'orgscan-client-package-')))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
