@@ -1,5 +1,5 @@
 /**
- * The typed orgscan client (`orgscan/client`): one named method per list and get endpoint (`listOrgFields`,
+ * The typed orgscan client, the package `@orgscan/client`: one named method per list and get endpoint (`listOrgFields`,
  * `allOrgFields`, `getOrgField`, …, named like the MCP tools and the OpenAPI operationIds), typed from the registry
  * (client/generated.ts), and the generic `list`/`all`/`get` they delegate to; async iteration over every page (following `links.next`), and automatic backoff on both 429
  * forms (with a body, or bare): it honours `Retry-After`, backs off exponentially with jitter when there is none, and

@@ -2,7 +2,7 @@
  * `npm run regen`: rewrites every artifact generated from the registry, in the order they depend on each other —
  * the ordered registry's list (`resources/index.ts`), the example bundle's records of every resource
  * (`examples/scan-bundle.json`), the real example calls of the references (`docs/examples.json`), the OpenAPI document,
- * the references and the typed client (`orgscan docs`), and the MCP wire table (`test/fixtures/mcp-wire.json`) with a
+ * the references and the typed client's sources and manifest (`orgscan docs`), and the MCP wire table (`test/fixtures/mcp-wire.json`) with a
  * changelog entry naming its new fingerprint when it changed. Prints a line per step; exits non-zero on the first
  * step that fails, naming it.
  */
@@ -57,7 +57,7 @@ const wireFile = at('test/fixtures/mcp-wire.json')
 const wireBefore = readFileSync(wireFile, 'utf8')
 run('recording the examples and the wire table', process.execPath, [at('node_modules/.bin/tap'), 'test/docs/docs-examples.test.ts', 'test/mcp/mcp-wire.test.ts'], { UPDATE_DOC_EXAMPLES: '1', ORGSCAN_UPDATE_WIRE: '1' })
 
-step('docs/openapi.json, docs/reference/*.md, client/generated.ts')
+step('docs/openapi.json, docs/reference/*.md, client/generated.ts, client/package.json')
 const { generateDocs } = await import('../runtime/surfaces/docs/generate.ts')
 for (const [rel, text] of generateDocs(resources, prompts)) {
   mkdirSync(dirname(at(rel)), { recursive: true })

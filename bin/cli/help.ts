@@ -43,7 +43,7 @@ DATABASE_URL by serve, keys create and clients create; openssl rand -base64 48 m
     'Usage: orgscan scaffold resource NAME [--json]\nWrites resources/<name>.ts (a typed declaration to edit), adds it to resources/index.ts and writes its\n' +
     'migration (the DDL the declaration expects). NAME is camelCase and plural, e.g. validationRules. Then run npm run regen.',
   seed: 'Usage: orgscan seed [--scale X] [--json]\nFills deterministic demo data (accounts, orgs, scans). --scale between 0 and 10, default 1.',
-  docs: 'Usage: orgscan docs [--out DIR] [--json]\nWrites docs/openapi.json, docs/reference/{rest,mcp,errors}.md and client/generated.ts from the registry (default: into this installation).',
+  docs: 'Usage: orgscan docs [--out DIR] [--json]\nWrites docs/openapi.json, docs/reference/{rest,mcp,errors}.md, client/generated.ts and client/package.json from the registry (default: into this installation).',
   import:
     'Usage: orgscan import --account ID FILE [--again] [--json]\nImports one scan bundle in one transaction: JSON ({org, scan, data}) or NDJSON (a header line, one line per\n' +
     'record, an end line; read in constant memory). Every problem is listed and nothing is written when any record is invalid.\n' +

@@ -1,14 +1,11 @@
 /**
- * The typed client (`orgscan/client`) against the real service: lists, every page through `all()`, single records
- * (Base64URL ids encoded for the caller), singletons, typed errors with the envelope's code, user tokens; and its
- * backoff on both 429 forms against a small server that answers 429 first (with and without Retry-After).
+ * The typed client (client/index.ts, the package `@orgscan/client`) from its sources, against the real service: lists,
+ * every page through `all()`, single records (Base64URL ids encoded for the caller), singletons, typed errors with the
+ * envelope's code, user tokens; and its backoff on both 429 forms against a small server that answers 429 first (with
+ * and without Retry-After). The package as a user installs it, and the README's example: test/install/client-package.test.ts.
  */
 import { t } from '../helpers/file-test.ts'
 import { createServer } from 'node:http'
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import type { AddressInfo } from 'node:net'
 import { OrgscanClient, OrgscanError } from '../../client/index.ts'
 import { startTestService } from '../helpers/service.ts'
@@ -130,26 +127,6 @@ t.test('one named method per endpoint, for every resource of the registry: the R
   const overview = await orgscan.getOrgLoginActivityOverview({ orgId })
   const month: number | undefined = overview.windows.find((w) => w.days === 30)?.loggedIn
   t.type(month, 'number', 'loginActivity/overview windows: typed members')
-})
-
-t.test("the README's example runs as written (keys and URL filled in)", async (t) => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
-  const block = readme.match(/```ts\n(import \{ OrgscanClient \} from 'orgscan\/client'[\s\S]*?)```/)?.[1]
-  t.ok(block, 'the README has the example')
-  t.ok(block!.split('\n').filter(Boolean).length <= 5, 'in five lines')
-  // Inside the repository's folder tree, so `orgscan/client` resolves through the package's own exports.
-  const file = new URL(`../../test/artifacts/readme-example-${process.pid}.ts`, import.meta.url)
-  mkdirSync(new URL('../artifacts/', import.meta.url), { recursive: true })
-  writeFileSync(file, block!.replace("'http://127.0.0.1:3000'", JSON.stringify(ts.url)).replace("'osk_…'", JSON.stringify(key.keyId)).replace("secret: '…'", `secret: ${JSON.stringify(key.secret)}`))
-  t.teardown(() => rmSync(file, { force: true }))
-  // Asynchronously: the service answering it runs in this process.
-  const { stdout: out } = await promisify(execFile)(process.execPath, ['--import', 'tsx', fileURLToPath(file)], { encoding: 'utf8', cwd: fileURLToPath(new URL('../..', import.meta.url)) })
-  const lines = out.trim().split('\n')
-  const [org] = (await orgscan.listOrgs({ filter: 'eq(lastScanStatus,completed)' })).data
-  let custom = 0
-  for await (const _ of orgscan.allOrgFields({ orgId: org.salesforceId, filter: 'eq(isCustom,true)' })) custom++
-  t.equal(lines.length, custom + 1, `it printed the ${custom} custom fields of the first org, then the quota`)
-  t.match(lines.at(-1), /^\d+$/, 'the remaining daily quota last')
 })
 
 t.test('typed errors', async (t) => {

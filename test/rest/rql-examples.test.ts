@@ -1,6 +1,6 @@
 /**
  * Every example of docs/rql.md's table runs on the list it names, against the demo data, and finds something; the
- * calls go through the typed client (`orgscan/client`), as a user of the guide would make them.
+ * calls go through the typed client (`@orgscan/client`, from its sources), as a user of the guide would make them.
  */
 import { t } from '../helpers/file-test.ts'
 import { readFileSync } from 'node:fs'

@@ -14,6 +14,13 @@ import { QUOTA_SCHEMA } from '../mcp/service-tools.ts'
 
 export const API_TITLE = 'orgscan — Organization Scan Data Service'
 
+/**
+ * The version of the REST API's description: the OpenAPI document's `info.version`, and the version of the typed client
+ * package `@orgscan/client` (client/package.json), so that a client's version names the API it was generated from
+ * (docs/adr/0160-client-package.md). Its major is the API version of the paths (`/v1`).
+ */
+export const API_VERSION = '1.0.0'
+
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
 const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1)
 
@@ -293,7 +300,7 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
     openapi: '3.1.0',
     info: {
       title: API_TITLE,
-      version: '1.0.0',
+      version: API_VERSION,
       summary: 'Read-only access to what scans of CRM-platform orgs found.',
       description:
         'Every request but `GET /` and this document is authenticated (an API key with HTTP Basic, or a user OAuth access token with `Bearer`) and counted on the account quota, reads of the quota excepted. Lists take `limit`, `offset`, `filter` (RQL) and `sort` where declared.',
