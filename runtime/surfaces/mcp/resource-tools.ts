@@ -54,11 +54,12 @@ export interface McpTool {
 }
 
 /**
- * Read-only, idempotent, closed-world: every tool of this service only reads its own stored data. The display title is
- * the tool's own `title` (the specification prefers it to the annotation's), not repeated here.
+ * Read-only and closed-world: every tool of this service only reads its own stored data. destructiveHint and
+ * idempotentHint are left out: MCP gives them meaning only when readOnlyHint is false (docs/adr/0195-read-only-hints.md).
+ * The display title is the tool's own `title` (the specification prefers it to the annotation's), not repeated here.
  */
 export function readOnlyAnnotations(): Tool['annotations'] {
-  return { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }
+  return { readOnlyHint: true, openWorldHint: false }
 }
 
 /** The tool that lists a resource's records (where a get tool's ids come from). */
