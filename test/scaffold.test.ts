@@ -77,6 +77,6 @@ t.test('the copy type-checks and serves the resource everywhere', async (t) => {
   const examples = JSON.parse(after.get('docs/examples.json')!) as Record<string, { rest: string; result: { data: unknown } }>
   t.ok(Array.isArray(examples.list_org_validation_rules?.result.data) && (examples.list_org_validation_rules.result.data as unknown[]).length > 0, 'the list answered with demo records')
   t.match(examples.get_org_validation_rule?.rest, /\/validationRules\/\d+$/, 'and the get by id')
-  const tests = sh(process.execPath, [join(root, 'node_modules/.bin/tap'), 'test/docs/docs.test.ts', 'test/mcp/mcp-wire.test.ts', 'test/db/schema-drift.test.ts'])
-  t.equal(tests.code, 0, "the copy's docs, wire-table and schema-drift tests pass", { output: tests.out.split('\n').filter((l) => /not ok|# \{/.test(l)).join('\n') })
+  const tests = sh(process.execPath, [join(root, 'node_modules/.bin/tap'), 'test/docs/docs.test.ts', 'test/mcp/mcp-wire.test.ts', 'test/mcp/mcp-tool-size.test.ts', 'test/db/schema-drift.test.ts'])
+  t.equal(tests.code, 0, "the copy's docs, wire-table, tool-list size and schema-drift tests pass", { output: tests.out.split('\n').filter((l) => /not ok|# \{/.test(l)).join('\n') })
 })
