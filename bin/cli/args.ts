@@ -1,10 +1,15 @@
 /** Small argument helpers for the `orgscan` command: every error is one clear line and exit code 2. */
 import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { didYouMean } from '../../runtime/core/nearest.ts'
 
 export class UsageError extends Error {
-  constructor(message: string) {
+  /** The command line was not understood: `run` adds where its command's help is (`Run "orgscan keys --help".`). */
+  readonly pointsToHelp: boolean
+
+  constructor(message: string, opts: { pointsToHelp?: boolean } = {}) {
     super(message)
     this.name = 'UsageError'
+    this.pointsToHelp = opts.pointsToHelp ?? false
   }
 }
 
@@ -13,15 +18,31 @@ export interface Parsed {
   positionals: string[]
 }
 
+/**
+ * One line for what Node's parseArgs refused: an unknown option is named, with the nearest option the command takes
+ * when one is close (a typo); anything else is Node's message on one line (an ambiguous value says how to give one
+ * starting with a dash).
+ */
+function parseProblem(e: Error & { code?: string }, options: NonNullable<ParseArgsConfig['options']>): string {
+  const unknown = e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '([^']*)'/.exec(e.message)?.[1] : undefined
+  if (unknown === undefined) {
+    const line = e.message.split('\n').join(' ')
+    return /[.?!]$/.test(line) ? line : `${line}.`
+  }
+  const near = unknown.startsWith('--') ? didYouMean(unknown.slice(2), Object.keys(options)) : ''
+  // "; did you mean "account"?" names the option as it is typed.
+  return `Unknown option "${unknown}"${near.replace(/"(.*)"/, '"--$1"')}${near ? '' : '.'}`
+}
+
 export function parse(args: string[], options: NonNullable<ParseArgsConfig['options']>, positionals = 0): Parsed {
   let parsed
+  const all = { ...options, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } satisfies NonNullable<ParseArgsConfig['options']>
   try {
-    parsed = parseArgs({ args, options: { ...options, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
+    parsed = parseArgs({ args, options: all, allowPositionals: true, strict: true })
   } catch (e) {
-    // Node's message may take several lines (an ambiguous value says how to give one starting with a dash): one line.
-    throw new UsageError((e as Error).message.split('\n').join(' '))
+    throw new UsageError(parseProblem(e as Error, all), { pointsToHelp: true })
   }
-  if (parsed.positionals.length > positionals) throw new UsageError(`Unexpected argument "${parsed.positionals[positionals]}".`)
+  if (parsed.positionals.length > positionals) throw new UsageError(`Unexpected argument "${parsed.positionals[positionals]}".`, { pointsToHelp: true })
   return { values: parsed.values as Parsed['values'], positionals: parsed.positionals }
 }
 

@@ -64,11 +64,14 @@ DATABASE_URL by serve, keys create and clients create; openssl rand -base64 48 m
   users:
     'Usage:\n  orgscan users create --account ID --email E [--name N] [--admin] [--password-stdin] [--json]\n  orgscan users list --account ID [--json]\n' +
     '  orgscan users grant USER --org ORGID [--json]\n  orgscan users revoke-org USER --org ORGID [--json]\n  orgscan users revoke-tokens USER [--json]\n' +
-    'A user signs in (OAuth) and sees only the orgs granted to it. Without --password-stdin a one-time password is printed.',
+    'A user signs in (OAuth) and sees only the orgs granted to it, none until one is granted (users grant). Without\n' +
+    '--password-stdin a one-time password is printed. revoke-org of an org the user was not granted changes nothing and\n' +
+    'says so (exit 0; with --json, "alreadyRevoked": true).',
   clients:
     'Usage:\n  orgscan clients create --account ID --name N --redirect-uri U [--redirect-uri U…] --scope mcp:read [--scope mcp:write] [--token-exchange] [--json]\n' +
     '  orgscan clients list --account ID [--json]\n  orgscan clients update CLIENT [--name N] [--redirect-uri U…] [--scope S…] [--json]\n  orgscan clients revoke CLIENT [--json]\n' +
-    'A localhost or 127.0.0.1 redirect URI accepts any port. The client secret is printed once.',
+    'A localhost or 127.0.0.1 redirect URI accepts any port. The client secret is printed once. Revoking a revoked client\n' +
+    'changes nothing and says when it was revoked (exit 0; with --json, "alreadyRevoked": true).',
   versions:
     'Usage:\n  orgscan versions list [--surface rest|mcp] [--json]\n' +
     '  orgscan versions deprecate VERSION --sunset YYYY-MM-DD [--surface rest|mcp] [--json]\n' +
@@ -90,7 +93,9 @@ DATABASE_URL by serve, keys create and clients create; openssl rand -base64 48 m
     'never over an existing file); --delete (or "y" at the question on a terminal) then deletes it from the database.\n' +
     'Give it to every process with ORGSCAN_PEPPER_FILE=FILE or ORGSCAN_PEPPER; a start with the same pepper configured\n' +
     'deletes the stored copy too. See docs/operating.md "The pepper".',
-  keys: 'Usage:\n  orgscan keys create --account ID [--name N] [--json]\n  orgscan keys list --account ID [--json]\n  orgscan keys revoke KEYID [--json]',
+  keys:
+    'Usage:\n  orgscan keys create --account ID [--name N] [--json]\n  orgscan keys list --account ID [--json]\n  orgscan keys revoke KEYID [--json]\n' +
+    'Revoking a revoked key changes nothing and says when it was revoked (exit 0; with --json, "alreadyRevoked": true).',
 }
 
 /**

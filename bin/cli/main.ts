@@ -173,7 +173,7 @@ async function command(argv: string[], io: CliIO): Promise<void> {
     const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
     return io.out(argv.includes('--json') ? JSON.stringify({ version }) : `orgscan ${version}`)
   }
-  if (!(cmd in HELP)) throw new UsageError(`Unknown command "${cmd}". Run "orgscan --help".`)
+  if (!Object.hasOwn(HELP, cmd)) throw new UsageError(`Unknown ${cmd.startsWith('-') ? 'option' : 'command'} "${cmd}".`, { pointsToHelp: true })
   const args = sub === undefined ? [] : [sub, ...rest]
   const config = loadConfig(io.env)
   const print = (json: boolean, value: unknown, text: () => string) => io.out(json ? JSON.stringify(value) : text())
@@ -311,8 +311,8 @@ async function command(argv: string[], io: CliIO): Promise<void> {
       }
       if (action === 'revoke') {
         if (!positionals[0]) throw new UsageError('keys revoke needs the KEYID.')
-        const k = (await admin(config, io, 'keys.revoke', { keyId: positionals[0] })) as { keyId: string }
-        return print(!!values.json, k, () => `revoked ${k.keyId}`)
+        const k = (await admin(config, io, 'keys.revoke', { keyId: positionals[0] })) as { keyId: string; revokedAt: string; alreadyRevoked: boolean }
+        return print(!!values.json, k, () => (k.alreadyRevoked ? `${k.keyId} was already revoked at ${k.revokedAt}; nothing changed` : `revoked ${k.keyId}`))
       }
       throw new UsageError('keys takes create, list or revoke. Run "orgscan keys --help".')
     }
@@ -327,6 +327,12 @@ async function command(argv: string[], io: CliIO): Promise<void> {
   }
 }
 
+/** The help of the command a command line names (`orgscan keys --help`), or of orgscan itself. */
+function helpCommand(argv: string[]): string {
+  const cmd = argv[0] ?? ''
+  return cmd !== '' && Object.hasOwn(HELP, cmd) ? `orgscan ${cmd} --help` : 'orgscan --help'
+}
+
 /** The whole `orgscan` command; resolves with its exit code (serve keeps running and resolves once listening). */
 export async function run(argv: string[], io: CliIO): Promise<number> {
   try {
@@ -337,7 +343,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     const msg = e instanceof Error ? e.message : String(e)
     const code = e instanceof UsageError ? 2 : 1
     // Database errors from the driver: their message (no SQL text is in it), never a stack.
-    const text = known ? msg : msg.split('\n')[0]
+    const text = (known ? msg : msg.split('\n')[0]) + (e instanceof UsageError && e.pointsToHelp ? ` Run "${helpCommand(argv)}".` : '')
     if (argv.includes('--json')) io.err(JSON.stringify({ error: { kind: e instanceof Error ? e.name : 'Error', message: text, exitCode: code } }))
     else io.err(`orgscan: ${text}`)
     return code

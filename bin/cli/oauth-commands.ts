@@ -28,7 +28,12 @@ export async function usersCommand(args: string[], admin: Admin, print: Print, r
       password = (await readStdin()).replace(/\r?\n$/, '')
     }
     const u = (await admin('users.create', { account: String(values.account), email: String(values.email), name: values.name === undefined ? undefined : String(values.name), password, admin: values.admin === true ? true : undefined })) as User
-    return print(json, u, () => `created user ${u.id} (${u.email}) in account ${u.accountId}` + (u.password ? `\none-time password: ${u.password}\n(shown only now; the user signs in with it)` : ''))
+    // A new user sees no org until one is granted: say how, with its id, so that its first sign-in is not an empty list.
+    return print(json, u, () => [
+      `created user ${u.id} (${u.email}) in account ${u.accountId}`,
+      ...(u.password ? [`one-time password: ${u.password}`, '(shown only now; the user signs in with it)'] : []),
+      `it sees no org until you grant one: orgscan users grant ${u.id} --org ORGID (the account's orgs: orgscan accounts list)`,
+    ].join('\n'))
   }
   if (action === 'list') {
     if (!values.account) throw new UsageError('users list needs --account ID.')
@@ -37,8 +42,9 @@ export async function usersCommand(args: string[], admin: Admin, print: Print, r
   }
   if (action === 'grant' || action === 'revoke-org') {
     if (!positionals[0] || !values.org) throw new UsageError(`users ${action} needs the USER id and --org ORGID.`)
-    const u = (await admin(action === 'grant' ? 'users.grant' : 'users.revoke-org', { user: positionals[0], org: String(values.org) })) as User
-    return print(json, u, () => `user ${u.id} (${u.email}) sees: ${u.orgs.length ? u.orgs.join(', ') : 'no org'}`)
+    const u = (await admin(action === 'grant' ? 'users.grant' : 'users.revoke-org', { user: positionals[0], org: String(values.org) })) as User & { alreadyRevoked?: boolean }
+    const sees = `user ${u.id} (${u.email}) sees: ${u.orgs.length ? u.orgs.join(', ') : 'no org'}`
+    return print(json, u, () => (u.alreadyRevoked ? `user ${u.id} had no grant of org ${String(values.org)}; nothing changed\n${sees}` : sees))
   }
   if (action === 'revoke-tokens') {
     if (!positionals[0]) throw new UsageError('users revoke-tokens needs the USER id.')
@@ -83,8 +89,8 @@ export async function clientsCommand(args: string[], admin: Admin, print: Print)
   }
   if (action === 'revoke') {
     if (!positionals[0]) throw new UsageError('clients revoke needs the CLIENT id.')
-    const c = (await admin('clients.revoke', { clientId: positionals[0] })) as Client
-    return print(json, c, () => `revoked ${c.clientId}; its tokens stop working`)
+    const c = (await admin('clients.revoke', { clientId: positionals[0] })) as Client & { revokedAt: string; alreadyRevoked: boolean }
+    return print(json, c, () => (c.alreadyRevoked ? `${c.clientId} was already revoked at ${c.revokedAt}; nothing changed` : `revoked ${c.clientId}; its tokens stop working`))
   }
   throw new UsageError('clients takes create, list, update or revoke. Run "orgscan clients --help".')
 }

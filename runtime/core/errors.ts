@@ -130,7 +130,7 @@ export function errorBody(err: ApiError): { error: Record<string, unknown> } {
 
 /** What each code means and what a client does about it (the generated error reference, docs/reference/errors.md). */
 export const ERROR_HELP: Record<ErrorCode, { meaning: string; remedy: string }> = {
-  unauthorized: { meaning: 'The credentials are missing, malformed, unknown, wrong, revoked or expired.', remedy: 'Send `Authorization: Basic` with an API key id and secret, or `Bearer` with a valid access token; refresh or sign in again.' },
+  unauthorized: { meaning: 'The credentials are missing, malformed, unknown, wrong, revoked or expired, or the access token was issued for the other resource (the REST API or the MCP endpoint; `detail` names both).', remedy: 'Send `Authorization: Basic` with an API key id and secret, or `Bearer` with a valid access token; refresh or sign in again; for another resource, ask for a token with `resource` set to this one.' },
   forbidden: { meaning: 'The caller may not see this org (a user who was not granted it), or its token lacks a scope.', remedy: 'Ask an administrator to grant the org (`orgscan users grant`) or the scope.' },
   rate_limited: { meaning: "The account's daily or monthly quota is spent.", remedy: 'Wait `Retry-After` seconds (the window resets at `X-RateLimit-Reset`), or ask for a higher limit.' },
   authentication_throttled: { meaning: 'Too many failed authentications from this address; answered with a bare 429 (no body).', remedy: 'Fix the credentials, then retry after `Retry-After` seconds.' },
@@ -144,9 +144,9 @@ export const ERROR_HELP: Record<ErrorCode, { meaning: string; remedy: string }> 
   filter_too_complex: { meaning: 'The filter exceeds a cost bound (depth, terms, patterns, wildcards, pattern length).', remedy: 'Simplify it; the limits are in docs/rql.md.' },
   unknown_sort_field: { meaning: 'The sort names a field that cannot be sorted on; `allowed` lists the sortable fields.', remedy: 'Use fields of `allowed`, each once, `-` for descending.' },
   unknown_field: { meaning: '`fields` names a field the record does not have; `allowed` lists them.', remedy: 'Use fields of `allowed`, each once.' },
-  invalid_id: { meaning: 'An id in the path is malformed (an org id that is not 15 or 18 characters, a non-integer record id, a bad issue key).', remedy: 'Use the id exactly as the list shows it.' },
+  invalid_id: { meaning: 'An id in the path is malformed (an org id that is not 15 or 18 letters and digits, a non-integer record id, a bad issue key); `detail` says what is wrong with it.', remedy: 'Use the id exactly as the list shows it.' },
   query_too_expensive: { meaning: 'The query was cancelled after the statement timeout; it is charged.', remedy: 'Narrow the filter (fewer wildcards, a more selective field) or page with a smaller limit.' },
-  not_found: { meaning: 'No such endpoint, record or org for this caller (an org of another account is also 404), or the org has no completed scan.', remedy: 'Check the path and id; list the parent collection to find valid ids.' },
+  not_found: { meaning: 'No such endpoint, record or org for this caller (an org of another account is also 404, and an 18-character org id whose checksum does not match, which `detail` says), or the org has no completed scan.', remedy: 'Check the path and id; list the parent collection to find valid ids.' },
   method_not_allowed: { meaning: 'The API is read-only: the endpoint takes GET and HEAD only (`Allow` lists them).', remedy: 'Use GET.' },
   gone: { meaning: 'The API version has reached its sunset date and is removed.', remedy: 'Move to the current version listed at `GET /`.' },
   payload_too_large: { meaning: 'The request body exceeds the limit: a GET or HEAD takes none; an MCP message at most ORGSCAN_MCP_MAX_BODY_BYTES.', remedy: 'Send the parameters in the query string (REST), or a smaller message (MCP).' },

@@ -17,7 +17,10 @@ export interface ServiceContext {
   versions: VersionSource
   /** For administration in this process (a limit changed here applies at the next request). */
   quota: QuotaService
-  /** The `WWW-Authenticate` value of a 401 on a surface: Basic, and Bearer with the resource's OAuth metadata (and `error="invalid_token"` when the request presented a Bearer token). */
-  /** The WWW-Authenticate value: for a 401 (both schemes; the token's `invalid_token` when `authorization` was one), or for a token's 403 (`insufficient_scope`). */
-  challenge(surface: 'rest' | 'mcp', authorization?: string, error?: 'invalid_token' | 'insufficient_scope'): string
+  /**
+   * The WWW-Authenticate value: for a 401, Basic and Bearer with the resource's OAuth metadata (and, when `authorization`
+   * presented a Bearer token, `error="invalid_token"` with the 401's detail as `error_description`), or for a token's
+   * 403 (`insufficient_scope`).
+   */
+  challenge(surface: 'rest' | 'mcp', authorization?: string, error?: 'invalid_token' | 'insufficient_scope', description?: string): string
 }

@@ -14,6 +14,7 @@ import type { ProgressSink } from './bundle/progress.ts'
 import { issueClient, listClients, revokeClient, updateClient } from './oauth/clients.ts'
 import { createSignInUser, grantOrg, linkEmailDomain, listUsers, revokeOrg, revokeUserTokens } from './oauth/users.ts'
 import type { Clock } from '../core/config-types.ts'
+import { checksumProblem, orgIdFormProblem } from '../core/org-id.ts'
 import type { Surface } from '../core/plan.ts'
 import { changeVersions, deprecatedTargets, listVersions } from './versions/operations.ts'
 import type { VersionChange } from './versions/rules.ts'
@@ -53,6 +54,9 @@ const version = v.pipe(v.string(), v.regex(/^v[1-9][0-9]{0,3}$/, 'must be v1, v2
 const day = v.pipe(v.string(), v.maxLength(10))
 const notices = v.pipe(v.array(v.strictObject({ surface: v.picklist(['rest', 'mcp']), version, sunsetDate: v.pipe(v.string(), v.isoDate()) })), v.minLength(1), v.maxLength(20))
 const now = (c: AdminContext) => (c.clock ?? Date.now)()
+/** What makes a string no org id (a character, its length, or its checksum), said to follow the option's name. */
+const orgIdProblem = (s: string) => orgIdFormProblem(s) ?? (checksumProblem(s) === undefined ? undefined : `is no org id: ${checksumProblem(s)}`)
+const orgId = v.pipe(v.string(), v.check((s) => orgIdProblem(s) === undefined, (issue) => orgIdProblem(String(issue.input)) ?? 'is no org id'))
 
 /** The operations that hash a secret with the pepper: on PostgreSQL the CLI runs them only with ORGSCAN_PEPPER(_FILE). */
 export const NEEDS_PEPPER: ReadonlySet<string> = new Set(['keys.create', 'clients.create'])
@@ -99,11 +103,11 @@ export const ADMIN_OPS = {
   },
   'users.list': { args: v.strictObject({ account: id }), run: (c: AdminContext, a: { account: string }) => listUsers(c.sql, a.account) },
   'users.grant': {
-    args: v.strictObject({ user: id, org: text(18) }),
+    args: v.strictObject({ user: id, org: orgId }),
     run: changingOAuth((c: AdminContext, a: { user: string; org: string }) => grantOrg(c.sql, a.user, a.org)),
   },
   'users.revoke-org': {
-    args: v.strictObject({ user: id, org: text(18) }),
+    args: v.strictObject({ user: id, org: orgId }),
     run: changingOAuth((c: AdminContext, a: { user: string; org: string }) => revokeOrg(c.sql, a.user, a.org)),
   },
   'users.revoke-tokens': {
@@ -186,7 +190,7 @@ export const ADMIN_OPS = {
     },
   },
   export: {
-    args: v.strictObject({ org: text(40), scan: v.optional(id), format: v.picklist(['json', 'ndjson']) }),
+    args: v.strictObject({ org: orgId, scan: v.optional(id), format: v.picklist(['json', 'ndjson']) }),
     run: async (c: AdminContext, a: { org: string; scan?: string; format: 'json' | 'ndjson' }) => {
       if (!c.output) throw new AdminError('export streams its bundle: ask for framed replies.')
       return exportScan(c.sql, c.resources, { orgId: a.org, scanId: a.scan, format: a.format }, c.output, c.events)

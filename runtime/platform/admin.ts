@@ -113,11 +113,20 @@ export async function listKeys(sql: postgres.Sql, accountId: string): Promise<Ap
   }))
 }
 
-export async function revokeKey(sql: postgres.Sql, keyId: string): Promise<ApiKeyInfo> {
+/**
+ * Revokes an API key. A key revoked before is left as it was (`alreadyRevoked`, with its first revocation's time), so
+ * that revoking twice is a no-op the caller can tell from a revocation.
+ */
+export async function revokeKey(sql: postgres.Sql, keyId: string): Promise<ApiKeyInfo & { alreadyRevoked: boolean }> {
   if (!KEY_ID.test(keyId)) throw new AdminError(`"${keyId}" is not an API key id (osk_…).`)
-  const rows = await sql`UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE key_id = ${keyId}
+  const [done] = await sql`UPDATE api_keys SET revoked_at = now() WHERE key_id = ${keyId} AND revoked_at IS NULL
     RETURNING key_id, account_id::text AS account_id, user_id::text AS user_id, name, created_at, last_used_at, revoked_at`
-  const r = rows[0]
+  // Not revoked now: either no such key, or one revoked before (a revocation in progress elsewhere is waited for).
+  const r = done ?? (await sql`SELECT key_id, account_id::text AS account_id, user_id::text AS user_id, name, created_at, last_used_at, revoked_at
+    FROM api_keys WHERE key_id = ${keyId}`)[0]
   if (!r) throw new AdminError(`No API key ${keyId}.`)
-  return { keyId: r.key_id, accountId: r.account_id, userId: r.user_id, name: r.name, createdAt: r.created_at.toISOString(), lastUsedAt: iso(r.last_used_at), revokedAt: iso(r.revoked_at) }
+  return {
+    keyId: r.key_id, accountId: r.account_id, userId: r.user_id, name: r.name, createdAt: r.created_at.toISOString(), lastUsedAt: iso(r.last_used_at), revokedAt: iso(r.revoked_at),
+    alreadyRevoked: done === undefined,
+  }
 }

@@ -67,6 +67,14 @@ function listen(server: Server, port: number, host: string): Promise<Server> {
   })
 }
 
+/**
+ * A 401's detail as RFC 6750's `error_description`: its quoted string allows printable ASCII but the double quote and
+ * the backslash, which become a single quote and a slash.
+ */
+function errorDescription(detail: string): string {
+  return detail.replace(/"/g, "'").replace(/\\/g, '/').replace(/[^\x20-\x7e]/g, '?').slice(0, 500)
+}
+
 /** Connections of the control pool (quota leases and returns, key lookups, lastUsedAt, administration). */
 const CONTROL_POOL_SIZE = 2
 
@@ -184,13 +192,15 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         failures: config.authFailures.ratePerSecond > 0 ? new BurstGuard({ enabled: true, ratePerSecond: config.authFailures.ratePerSecond, burst: config.authFailures.burst, clock }) : undefined,
       }),
     })
-    const challenge = (surface: 'rest' | 'mcp', authorization?: string, error: 'invalid_token' | 'insufficient_scope' = 'invalid_token') => {
+    const challenge = (surface: 'rest' | 'mcp', authorization?: string, error: 'invalid_token' | 'insufficient_scope' = 'invalid_token', description?: string) => {
       const { issuer } = o.urls()
       // A Bearer token was presented and refused: say so, as RFC 6750 asks, so a client refreshes rather than signs in
-      // (invalid_token), or asks for the scope (insufficient_scope, with scope="mcp:read").
+      // (invalid_token, with why as error_description: a token for another resource, say), or asks for the scope
+      // (insufficient_scope, with scope="mcp:read").
+      const why = description === undefined ? '' : `, error_description="${errorDescription(description)}"`
       const refused = error === 'insufficient_scope'
         ? `, error="insufficient_scope"${surface === 'rest' ? ', scope="mcp:read"' : ''}`
-        : authorization !== undefined && /^bearer /i.test(authorization) ? ', error="invalid_token"' : ''
+        : authorization !== undefined && /^bearer /i.test(authorization) ? `, error="invalid_token"${why}` : ''
       const bearer = surface === 'mcp'
         ? `Bearer resource_metadata="${issuer}/.well-known/oauth-protected-resource/v1/mcp", scope="mcp:read"${refused}`
         : `Bearer realm="orgscan", resource_metadata="${issuer}/.well-known/oauth-protected-resource/v1"${refused}`

@@ -22,6 +22,9 @@ t.test('the executable end to end: help, a usage error, a command', async (t) =>
   const u = await spawnCli(['frobnicate'])
   t.equal(u.code, 2)
   t.equal(u.stderr, 'orgscan: Unknown command "frobnicate". Run "orgscan --help".\n', 'one line on stderr')
+  const o = await spawnCli(['keys', 'list', '--acount', '1'], own)
+  t.equal(o.code, 2, 'an unknown option is a usage error')
+  t.equal(o.stderr, 'orgscan: Unknown option "--acount"; did you mean "--account"? Run "orgscan keys --help".\n', 'named, with the nearest option and where the help is')
   const c = await spawnCli(['accounts', 'create', '--name', 'Spawned', '--json'], own)
   t.equal(c.code, 0, c.stderr)
   t.match(JSON.parse(c.stdout), { id: String, name: 'Spawned' })
@@ -44,9 +47,26 @@ t.test('help and usage errors', async (t) => {
   t.match(v.stdout, /^orgscan \d+\.\d+\.\d+\n$/, '--version')
   const vj = await run(['version', '--json'])
   t.match(JSON.parse(vj.stdout), { version: /^\d+\.\d+\.\d+$/ }, 'version --json is JSON, as every command with --json')
-  const opt = await run(['keys', 'list', '--frob'])
-  t.equal(opt.code, 2)
-  t.equal(opt.stderr.trim().split('\n').length, 1, 'an unknown option: one line')
+  // An unknown option: one line naming it, the nearest option the command takes when one is close, and its help.
+  const options: Array<[string[], string]> = [
+    [['keys', 'list', '--frob'], 'Unknown option "--frob". Run "orgscan keys --help".'],
+    [['keys', 'list', '--acount', '5'], 'Unknown option "--acount"; did you mean "--account"? Run "orgscan keys --help".'],
+    [['users', 'create', '--account', '1', '--emial', 'a@b.example'], 'Unknown option "--emial"; did you mean "--email"? Run "orgscan users --help".'],
+    [['export', '--org', '00D8a00000ExAmPEAV', '--jsn'], 'Unknown option "--jsn"; did you mean "--json"? Run "orgscan export --help".'],
+    [['versions', 'list', '-x'], 'Unknown option "-x". Run "orgscan versions --help".'],
+    [['accounts', 'create', '--name'], "Option '--name <value>' argument missing. Run \"orgscan accounts --help\"."],
+    [['--frob'], 'Unknown option "--frob". Run "orgscan --help".'],
+    [['toString'], 'Unknown command "toString". Run "orgscan --help".'],
+  ]
+  for (const [argv, message] of options) {
+    const r = await run(argv)
+    t.equal(r.code, 2, argv.join(' '))
+    t.equal(r.stderr, `orgscan: ${message}\n`, argv.join(' '))
+    t.equal(r.stdout, '', `${argv.join(' ')}: nothing on stdout`)
+  }
+  const optJson = await run(['keys', 'list', '--frob', '--json'])
+  t.equal(optJson.code, 2)
+  t.same(JSON.parse(optJson.stderr), { error: { kind: 'UsageError', message: 'Unknown option "--frob". Run "orgscan keys --help".', exitCode: 2 } }, 'with --json, the same message as JSON')
   // A malformed id is a usage error naming the option or positional it came from, found before any database call.
   const ids: Array<[string[], string]> = [
     [['import', '--account', 'abc', 'bundle.json'], '--account must be a positive integer, got "abc".'],
@@ -63,7 +83,7 @@ t.test('help and usage errors', async (t) => {
   }
   const dash = await run(['accounts', 'update', '1', '--daily-limit', '-5'])
   t.equal(dash.code, 2)
-  t.match(dash.stderr, /^orgscan: Option '--daily-limit' argument is ambiguous\. .*'--daily-limit=-XYZ'\.\n$/, 'an ambiguous value: one line that says how to give it')
+  t.match(dash.stderr, /^orgscan: Option '--daily-limit' argument is ambiguous\. .*'--daily-limit=-XYZ'\. Run "orgscan accounts --help"\.\n$/, 'an ambiguous value: one line that says how to give it')
   const j = await run(['accounts', 'update', '999999', '--daily-limit', '1', '--json'])
   t.equal(j.code, 1)
   t.same(JSON.parse(j.stderr), { error: { kind: 'AdminError', message: 'No account with id 999999.', exitCode: 1 } }, 'under --json, errors are JSON too')
@@ -94,7 +114,16 @@ t.test('accounts and keys with --json', async (t) => {
   t.notOk(kl.stdout.includes(key.secret), 'list never shows the secret')
   const r = await run(['keys', 'revoke', key.keyId, '--json'])
   t.equal(r.code, 0)
-  t.type(JSON.parse(r.stdout).revokedAt, 'string')
+  const revoked = JSON.parse(r.stdout)
+  t.type(revoked.revokedAt, 'string')
+  t.equal(revoked.alreadyRevoked, false)
+  // Revoking again changes nothing, says so and when, and is no failure (a retried script goes on).
+  const again = await run(['keys', 'revoke', key.keyId])
+  t.equal(again.code, 0, 'a revoked key revoked again: exit 0')
+  t.equal(again.stdout, `${key.keyId} was already revoked at ${revoked.revokedAt}; nothing changed\n`)
+  t.equal(again.stderr, '')
+  const againJson = await run(['keys', 'revoke', key.keyId, '--json'])
+  t.match(JSON.parse(againJson.stdout), { keyId: key.keyId, revokedAt: revoked.revokedAt, alreadyRevoked: true })
   const r2 = await run(['keys', 'revoke', 'osk_aaaaaaaaaaaaaaaaaaaa'])
   t.equal(r2.code, 1)
   t.match(r2.stderr, /No API key osk_a+/)

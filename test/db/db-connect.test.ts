@@ -1,13 +1,13 @@
 /**
  * openDatabase on a real PostgreSQL server, the display URL (never a password), and the test-database
- * helper. The server is TEST_DATABASE_URL; when unset, postgres://postgres@127.0.0.1:5432/test if it is
- * reachable; otherwise the server tests are skipped (with the reason).
+ * helper. The server is TEST_DATABASE_URL; without it the server tests are skipped, saying so (the PostgreSQL run
+ * covers them), and an unreachable TEST_DATABASE_URL fails.
  */
 import { t } from '../helpers/file-test.ts'
 import fs from 'node:fs'
 import postgres from 'postgres'
 import { openDatabase, describeDatabaseUrl } from '../../runtime/platform/db/connect.ts'
-import { createTestDatabase, createFreshPostgresDatabase, LOCAL_POSTGRES, withDatabase } from '../helpers/test-db.ts'
+import { createTestDatabase, createFreshPostgresDatabase, NEEDS_POSTGRES, withDatabase } from '../helpers/test-db.ts'
 import { dropOrphanTestDatabases } from '../helpers/template-databases.ts'
 import { randomBytes } from 'node:crypto'
 
@@ -98,16 +98,10 @@ t.test('withDatabase swaps the database name only', async (t) => {
   t.equal(withDatabase('postgres://u@h', 'x_1'), 'postgres://u@h/x_1')
 })
 
-const adminUrl = process.env.TEST_DATABASE_URL || LOCAL_POSTGRES
-const unreachable = await reachable(adminUrl)
-if (unreachable && process.env.TEST_DATABASE_URL) {
-  t.fail(`TEST_DATABASE_URL is set but not reachable: ${unreachable}`)
-}
-const skip = unreachable
-  ? process.env.TEST_DATABASE_URL
-    ? 'TEST_DATABASE_URL is not reachable (see the failure above)'
-    : `no PostgreSQL server: TEST_DATABASE_URL is unset and ${LOCAL_POSTGRES} is not reachable (${unreachable})`
-  : false
+const adminUrl = process.env.TEST_DATABASE_URL ?? ''
+const unreachable = adminUrl ? await reachable(adminUrl) : undefined
+if (unreachable) t.fail(`TEST_DATABASE_URL is set but not reachable: ${unreachable}`)
+const skip = !adminUrl ? NEEDS_POSTGRES : unreachable ? 'TEST_DATABASE_URL is not reachable (see the failure above)' : false
 
 t.test('PostgreSQL server', { skip }, async (t) => {
   await t.test('createTestDatabase with TEST_DATABASE_URL: a fresh database, dropped by drop()', async (t) => {

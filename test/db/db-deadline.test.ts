@@ -4,7 +4,7 @@ import { t } from '../helpers/file-test.ts'
 import { raceDeadline, withDeadline } from '../../runtime/core/db/deadline.ts'
 import { ApiError } from '../../runtime/core/errors.ts'
 import postgres from 'postgres'
-import { postgresForTest } from '../helpers/test-db.ts'
+import { NEEDS_POSTGRES, postgresForTest } from '../helpers/test-db.ts'
 import { OrgStateCache } from '../../runtime/core/cache/org-state.ts'
 
 function fakeQuery<T>() {
@@ -38,7 +38,7 @@ t.test('withDeadline: no answer in time is a 503, and the query is left to finis
 // The PostgreSQL cases share one database of their own; each uses one connection, so queries queue behind each other.
 const pg = await postgresForTest()
 if (pg) t.teardown(() => pg.drop())
-const onPostgres = { skip: pg ? false : 'no PostgreSQL server at 127.0.0.1:5432 and TEST_DATABASE_URL unset' }
+const onPostgres = { skip: pg ? false : NEEDS_POSTGRES }
 function oneConnection(t: Test): postgres.Sql {
   const sql = postgres(pg!.databaseUrl, { max: 1, onnotice: () => undefined })
   t.teardown(() => sql.end({ timeout: 1 }))

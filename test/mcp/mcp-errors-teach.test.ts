@@ -51,13 +51,31 @@ t.test('a limit above 200 is refused (bad_filter) with how to page', async (t) =
 })
 
 t.test("an org that is not found is echoed, with where the caller's orgs are listed", async (t) => {
-  for (const id of ['00D000000000000AAA', '00D000000000000', orgId.slice(0, 15) + 'ZZZ']) {
+  for (const id of ['00D000000000000EAA', '00D000000000000']) {
     const r = await call('list_org_fields', { orgId: id })
     t.match(r.structuredContent, { error: 'not_found', parameter: 'orgId' }, id)
     t.equal(r.content[0].text, `Org ${id} not found; list_orgs lists the orgs you can see.`, `${id}: the text`)
   }
-  const get = await call('get_org', { orgId: '00D000000000000AAA' })
-  t.equal(get.structuredContent.message, 'Org 00D000000000000AAA not found; list_orgs lists the orgs you can see.', 'get_org too')
+  const get = await call('get_org', { orgId: '00D000000000000EAA' })
+  t.equal(get.structuredContent.message, 'Org 00D000000000000EAA not found; list_orgs lists the orgs you can see.', 'get_org too')
+  // A checksum that does not match its first 15 characters: said as such, with the checksum they have.
+  for (const id of [orgId.slice(0, 15) + 'ZZZ', '00D000000000000AAA']) {
+    const r = await call('list_org_fields', { orgId: id })
+    t.match(r.structuredContent, { error: 'not_found', parameter: 'orgId' }, id)
+    const sum = id === '00D000000000000AAA' ? 'EAA' : orgId.slice(15)
+    t.equal(r.content[0].text, `Org ${id} not found: the last 3 characters of an 18-character org id are the checksum of its first 15, here ${sum}, not ${id.slice(15)}; list_orgs lists the orgs you can see.`, `${id}: the text`)
+  }
+})
+
+t.test('an org id that is malformed says what is wrong with it', async (t) => {
+  for (const [id, problem] of [
+    ['00D000000000000-AA', "contains '-': an org id has only letters and digits"],
+    ['00D00000000000', 'has 14 characters: an org id has 15, or 18 with its checksum'],
+  ]) {
+    const r = await call('list_org_fields', { orgId: id })
+    t.match(r.structuredContent, { error: 'bad_filter', reason: 'invalid_id', parameter: 'orgId' }, id)
+    t.match(r.content[0].text, `orgId ${problem}.`, `${id}: the text`)
+  }
 })
 
 t.test('the text of a rejected value names the lookup of the valid values', async (t) => {

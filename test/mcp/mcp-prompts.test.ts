@@ -73,7 +73,8 @@ t.test('a prompt argument that is not a valid value is refused (-32602), never r
   ] as const) {
     await t.rejects(get(name, args), { code: -32602 }, `${name} ${JSON.stringify(args)}`)
   }
-  await t.rejects(get('security_risk_audit', { orgId: 'x") ; bad' }), { message: /orgId must be a 15- or 18-character org id/ }, 'orgId is checked like the others')
+  await t.rejects(get('security_risk_audit', { orgId: 'x") ; bad' }), { message: /orgId contains '"': an org id has only letters and digits\./ }, 'orgId is checked like the others, saying what is wrong')
+  await t.rejects(get('security_risk_audit', { orgId: '00D5g000004ZxQ' }), { message: /orgId has 14 characters: an org id has 15, or 18 with its checksum\./ })
   const plan = async (name: string, args: Record<string, string>) =>
     JSON.parse(((await get(name, args)).messages[1].content as { resource: { text: string } }).resource.text) as { steps: Step[] }
   t.match((await plan('unused_field_cleanup', { percent: '2.5' })).steps[0].arguments.filter, /lt\(percentPopulated,2\.5\)/, 'a decimal percent is used as given')

@@ -187,7 +187,7 @@ t.test('the account bound holds when many sessions are opened at once', async (t
   t.equal(count[0].n, 5)
 })
 
-t.test('openings waiting for an account held elsewhere give up 5 s after they arrive, together, with a 503', { skip: process.env.TEST_DATABASE_URL ? false : 'needs PostgreSQL (a second connection holding the account\'s lock); the PostgreSQL run covers it' }, async (t) => {
+t.test('openings waiting for an account held elsewhere give up 5 s after they arrive, together, with a 503', { skip: process.env.TEST_DATABASE_URL ? false : 'needs PostgreSQL (a second connection holding the account\'s lock): set TEST_DATABASE_URL; the PostgreSQL run covers it' }, async (t) => {
   const held = await startTestService(t, { seed: false, config: { mcp: { ...defaults() } } })
   const a = await createAccount(held.svc.db.sql, { name: 'Stalled', dailyLimit: 1000, monthlyLimit: 10_000 })
   const k = await createKey(held.svc.db.sql, held.svc.pepper, a.id)

@@ -382,6 +382,64 @@ t.test('several Authorization headers are refused; a refused Bearer token is nam
   t.match(mcpBad.headers.get('www-authenticate'), /scope="mcp:read", error="invalid_token"/, 'MCP')
 })
 
+t.test('a 401 says both ways in; a token for the other resource is told so, by name, on REST and MCP', async (t) => {
+  const restChallenge = `Basic realm="orgscan", charset="UTF-8", Bearer realm="orgscan", resource_metadata="${issuer}/.well-known/oauth-protected-resource/v1"`
+  const mcpBearer = `Bearer resource_metadata="${issuer}/.well-known/oauth-protected-resource/v1/mcp", scope="mcp:read"`
+  const mcpChallenge = `${mcpBearer}, Basic realm="orgscan", charset="UTF-8"`
+  const HOW = 'send an API key as HTTP Basic credentials (key id and secret), or an OAuth access token as Bearer'
+  const restBody = (detail: string) => ({ error: { status: 401, title: 'Unauthorized', detail, code: 'unauthorized' } })
+  const mcpBody = (detail: string) => ({ jsonrpc: '2.0', id: 7, error: { code: -32000, message: detail, data: { status: 401, code: 'unauthorized' } } })
+  const ping = { jsonrpc: '2.0', id: 7, method: 'ping' }
+
+  for (const [what, auth, detail] of [
+    ['no credentials', undefined, `Authentication required: ${HOW}.`],
+    ['another scheme', 'Digest username="x"', `Unsupported authorization scheme; ${HOW}.`],
+  ] as const) {
+    const r = await ts.get('/v1/orgs', auth)
+    t.equal(r.status, 401, `REST, ${what}`)
+    t.same(r.body, restBody(detail), `REST, ${what}: the body names both ways in`)
+    t.equal(r.headers.get('www-authenticate'), restChallenge, `REST, ${what}: both challenges, no error (no token was presented)`)
+    const m = await rpc(ts.svc.mcpUrl, ping, auth ? { authorization: auth } : {})
+    t.equal(m.status, 401, `MCP, ${what}`)
+    t.same(m.body, mcpBody(detail), `MCP, ${what}: the same detail`)
+    t.equal(m.headers.get('www-authenticate'), mcpChallenge, `MCP, ${what}`)
+  }
+
+  const family = '00000000-0000-4000-8000-000000000007'
+  const forMcp = (await ts.svc.oauth.tokens.issue({ userId: user.id, clientId, scopes: ['mcp:read'], resource: ts.svc.mcpUrl, family })).token
+  const forRest = (await ts.svc.oauth.tokens.issue({ userId: user.id, clientId, scopes: ['mcp:read'], resource: REST, family })).token
+  t.equal((await ts.get('/v1/orgs', `Bearer ${forRest}`)).status, 200, 'each works where it was issued for')
+  const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'negative', version: '1' } } }
+  t.equal((await rpc(ts.svc.mcpUrl, initialize, { authorization: `Bearer ${forMcp}` })).status, 200)
+
+  const toRest = `This access token was issued for another resource (${ts.svc.mcpUrl}); this endpoint accepts tokens issued for ${REST}: ask for one with resource=${REST}.`
+  const r = await ts.get('/v1/orgs', `Bearer ${forMcp}`)
+  t.equal(r.status, 401, 'an MCP token on REST')
+  t.same(r.body, restBody(toRest), 'the detail names the resource it was issued for and the one REST expects')
+  t.equal(r.headers.get('www-authenticate'), `${restChallenge}, error="invalid_token", error_description="${toRest}"`, 'RFC 6750: invalid_token, and why')
+  t.equal(r.headers.get('x-ratelimit-remaining'), null, 'a 401: no account, no quota headers')
+
+  const toMcp = `This access token was issued for another resource (${REST}); this endpoint accepts tokens issued for ${ts.svc.mcpUrl}: ask for one with resource=${ts.svc.mcpUrl}.`
+  const m = await rpc(ts.svc.mcpUrl, ping, { authorization: `Bearer ${forRest}` })
+  t.equal(m.status, 401, 'a REST token on MCP')
+  t.same(m.body, mcpBody(toMcp))
+  t.equal(m.headers.get('www-authenticate'), `${mcpBearer}, error="invalid_token", error_description="${toMcp}", Basic realm="orgscan", charset="UTF-8"`)
+
+  // Anything else wrong with a token keeps the one answer: the audience is named only for a token that is otherwise good.
+  const invalid = 'The access token is invalid, expired or revoked.'
+  const garbage = await ts.get('/v1/orgs', 'Bearer not.a.token')
+  t.same(garbage.body, restBody(invalid))
+  t.equal(garbage.headers.get('www-authenticate'), `${restChallenge}, error="invalid_token", error_description="${invalid}"`)
+  const { privateKey } = await generateKeyPair('ES256')
+  const claims = JSON.parse(Buffer.from(forMcp.split('.')[1], 'base64url').toString())
+  const kid = JSON.parse(Buffer.from(forMcp.split('.')[0], 'base64url').toString()).kid
+  const forged = await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid, typ: 'at+jwt' }).sign(privateKey)
+  t.same((await ts.get('/v1/orgs', `Bearer ${forged}`)).body, restBody(invalid), 'a token for MCP signed by another key: not told its audience')
+  now += 16 * 60_000
+  t.same((await ts.get('/v1/orgs', `Bearer ${forMcp}`)).body, restBody(invalid), 'an expired token for MCP: expired, whatever its audience')
+  t.same((await rpc(ts.svc.mcpUrl, ping, { authorization: `Bearer ${forRest}` })).body, mcpBody(invalid))
+})
+
 t.test('the agent exemption needs a confidential client: a public client id proves nothing', async (t) => {
   await sql`UPDATE oauth_clients SET secret_hash = NULL WHERE client_id = 'osc_agentagentagentagentag'`
   ts.svc.adminChanged({ oauth: true })

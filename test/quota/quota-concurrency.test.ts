@@ -4,13 +4,13 @@
  * successful charges than the limit, no lost counts, and the stored count equals what was admitted.
  * Also once on embedded PGlite (single process, one connection).
  *
- * A fresh database per file on TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); when
- * TEST_DATABASE_URL is unset and that server is not reachable, the PostgreSQL part is skipped.
+ * A fresh database per file on TEST_DATABASE_URL; without it the PostgreSQL part is skipped, saying so (the PostgreSQL
+ * run covers it).
  */
 import { t } from '../helpers/file-test.ts'
 import postgres from 'postgres'
 import { migrate } from '../../runtime/platform/db/migrate.ts'
-import { createTestDatabase, LOCAL_POSTGRES, postgresForTest } from '../helpers/test-db.ts'
+import { createTestDatabase, NEEDS_POSTGRES, postgresForTest } from '../helpers/test-db.ts'
 import type { Logger } from '../../runtime/core/log.ts'
 import type { Principal } from '../../runtime/core/principal.ts'
 import type { QuotaCharge } from '../../runtime/core/quota-types.ts'
@@ -54,7 +54,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 t.test('PostgreSQL: several processes on one database', async (t) => {
   const fresh = await postgresForTest()
   if (!fresh) {
-    t.plan(0, `PostgreSQL not reachable at ${LOCAL_POSTGRES} (set TEST_DATABASE_URL to require it)`)
+    t.plan(0, NEEDS_POSTGRES)
     return
   }
   const pools: postgres.Sql[] = []

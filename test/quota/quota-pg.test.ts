@@ -4,11 +4,10 @@
  * leases bound to their windows, free state reads, exempt principals, limit changes, a missing account,
  * and a database that stops or hangs mid-request.
  *
- * A fresh database per file on TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); when
- * TEST_DATABASE_URL is unset and that server is not reachable, the file is skipped.
+ * A fresh database per file on TEST_DATABASE_URL; without it the file is skipped, saying so (the PostgreSQL run covers it).
  */
 import { endFile, t } from '../helpers/file-test.ts'
-import { LOCAL_POSTGRES, postgresForTest } from '../helpers/test-db.ts'
+import { NEEDS_POSTGRES, postgresForTest } from '../helpers/test-db.ts'
 import net from 'node:net'
 import { randomUUID } from 'node:crypto'
 import postgres from 'postgres'
@@ -32,7 +31,7 @@ function pool(url: string, o: postgres.Options<{}> = {}): postgres.Sql {
 
 const fresh = await postgresForTest()
 if (!fresh) {
-  t.plan(0, `PostgreSQL not reachable at ${LOCAL_POSTGRES} (set TEST_DATABASE_URL to require it)`)
+  t.plan(0, NEEDS_POSTGRES)
   endFile()
 }
 t.teardown(async () => {

@@ -46,13 +46,38 @@ t.test('REST still clamps a limit above 200', async (t) => {
 
 t.test("an org that is not found is echoed, with where the caller's orgs are listed", async (t) => {
   const other = ts.seed.orgs.find((o) => o.accountId !== org.accountId)!
-  for (const id of ['00D000000000000AAA', '00D000000000000', org.salesforceId.slice(0, 15) + 'ZZZ', other.salesforceId]) {
+  for (const id of ['00D000000000000EAA', '00D000000000000', other.salesforceId]) {
     for (const path of [`/v1/orgs/${id}/fields`, `/v1/orgs/${id}`]) {
       const r = await ts.get(path, auth)
       t.equal(r.status, 404, path)
-      t.match(r.body.error, { code: 'not_found', parameter: 'orgId', detail: `Org ${id} not found; GET /v1/orgs (list_orgs) lists the orgs you can see.` }, path)
+      t.same(r.body.error, { status: 404, title: 'Not Found', code: 'not_found', parameter: 'orgId', detail: `Org ${id} not found; GET /v1/orgs (list_orgs) lists the orgs you can see.` }, path)
     }
   }
   const noScan = await ts.get(`/v1/orgs/${org.salesforceId}/fields/999999999`, auth)
   t.notMatch(noScan.body.error.detail, /list_orgs/, 'a record that is not found is not an org')
+})
+
+t.test('an 18-character org id whose checksum is wrong: a 404 that says so', async (t) => {
+  // Still a 404 (docs/adr/0002-strict-parameters-ids-and-ordering.md); the detail says which characters are wrong,
+  // arithmetic on the id sent that tells nothing of which orgs exist.
+  for (const [id, sum] of [[org.salesforceId.slice(0, 15) + 'ZZZ', org.salesforceId.slice(15)], ['00D000000000000AAA', 'EAA']]) {
+    const r = await ts.get(`/v1/orgs/${id}/fields`, auth)
+    t.equal(r.status, 404, id)
+    t.same(r.body.error, {
+      status: 404, title: 'Not Found', code: 'not_found', parameter: 'orgId',
+      detail: `Org ${id} not found: the last 3 characters of an 18-character org id are the checksum of its first 15, here ${sum}, not ${id.slice(15)}; GET /v1/orgs (list_orgs) lists the orgs you can see.`,
+    }, id)
+  }
+})
+
+t.test('a malformed org id: a 400 that says what is wrong with it', async (t) => {
+  for (const [id, detail] of [
+    ['00D000000000000-AA', "orgId contains '-': an org id has only letters and digits."],
+    ['not%20an%20id', 'orgId contains " ": an org id has only letters and digits.'],
+    ['00D0000000000000', 'orgId has 16 characters: an org id has 15, or 18 with its checksum.'],
+  ]) {
+    const r = await ts.get(`/v1/orgs/${id}/fields`, auth)
+    t.equal(r.status, 400, id)
+    t.same(r.body.error, { status: 400, title: 'Bad Request', code: 'invalid_id', parameter: 'orgId', detail }, id)
+  }
 })

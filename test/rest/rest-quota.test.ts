@@ -3,7 +3,7 @@ import { t } from '../helpers/file-test.ts'
 import { startTestService, basic } from '../helpers/service.ts'
 import { spawnServer } from '../helpers/server-process.ts'
 import { createKey, updateAccount } from '../../runtime/platform/admin.ts'
-import { LOCAL_POSTGRES, postgresForTest } from '../helpers/test-db.ts'
+import { NEEDS_POSTGRES, postgresForTest } from '../helpers/test-db.ts'
 import { servedPostgres } from '../helpers/served-postgres.ts'
 
 const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']
@@ -129,7 +129,7 @@ t.test('edge shedding: a bare 429 before authentication', async (t) => {
 
 t.test('exact across two server processes on one PostgreSQL', async (t) => {
   const fresh = await postgresForTest()
-  if (!fresh) return t.plan(0, `PostgreSQL not reachable at ${LOCAL_POSTGRES} (set TEST_DATABASE_URL to require it)`)
+  if (!fresh) return t.plan(0, NEEDS_POSTGRES)
   const pepper = 'two-process-pepper-0123456789abcdefgh'
   const { sql, seed, env } = await servedPostgres(t, fresh, pepper)
   const org = seed.orgs.find((o) => o.large)!

@@ -95,14 +95,15 @@ export interface Credentials {
   secret: string
 }
 
-/** Parses a Basic header; null when the header is absent. Throws 401 for anything malformed. */
-export function parseBasic(header: string | undefined): Credentials | null {
+/**
+ * Parses a Basic header; null when the header is absent. Throws 401 for anything malformed; `howTo` ends the detail of
+ * another scheme (the ways in the caller offers).
+ */
+export function parseBasic(header: string | undefined, howTo = 'use HTTP Basic with an API key id and secret'): Credentials | null {
   if (header === undefined || header === '') return null
   if (header.length > 1024) throw unauthorized('Malformed Authorization header.')
   const sp = header.indexOf(' ')
-  if (sp < 0 || header.slice(0, sp).toLowerCase() !== 'basic') {
-    throw unauthorized('Unsupported authorization scheme; use HTTP Basic with an API key id and secret.')
-  }
+  if (sp < 0 || header.slice(0, sp).toLowerCase() !== 'basic') throw unauthorized(`Unsupported authorization scheme; ${howTo}.`)
   const b64 = header.slice(sp + 1).trim()
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) throw unauthorized('Malformed Basic credentials.')
   const text = Buffer.from(b64, 'base64').toString('utf8')

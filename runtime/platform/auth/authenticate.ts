@@ -37,7 +37,9 @@ function throttled(seconds: number): ApiError {
 
 const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i
 
-
+/** How to authenticate, as a 401 without usable credentials says it: every way in the service offers. */
+const WITH_BEARER = 'send an API key as HTTP Basic credentials (key id and secret), or an OAuth access token as Bearer'
+const BASIC_ONLY = 'send HTTP Basic credentials (API key id and secret)'
 
 /** One request's admission to a key lookup: at most one token of its address, given back at most once. */
 class Admission implements LookupAdmission {
@@ -68,6 +70,7 @@ export function createAuthenticate(d: AuthenticateDeps): (authorization: string 
     if (!d.failures || !isApiError(e) || e.code !== 'unauthorized') return e
     return d.failures.allow(address) ? e : throttled(d.failures.waitSeconds(address))
   }
+  const howTo = d.bearer ? WITH_BEARER : BASIC_ONLY
   return async (authorization, client, surface) => {
     const address = client.remoteAddress
     // An API-key lookup takes a token before it starts and gives it back when it proves a valid key: N requests
@@ -87,8 +90,8 @@ export function createAuthenticate(d: AuthenticateDeps): (authorization: string 
       // A header this process verified while its key is cached (runtime/platform/auth/api-keys.ts).
       const known = authorization !== undefined ? d.keys.verifiedHeader(authorization, client) : undefined
       if (known) return known
-      const creds = parseBasic(authorization)
-      if (!creds) throw unauthorized('Authentication required: send HTTP Basic credentials (API key id and secret).')
+      const creds = parseBasic(authorization, howTo)
+      if (!creds) throw unauthorized(`Authentication required: ${howTo}.`)
       if (d.failures) admission = new Admission(d.failures, address)
       return await d.keys.authenticate(creds, { admission, header: authorization, connection: client })
     } catch (e) {

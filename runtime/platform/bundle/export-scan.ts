@@ -8,9 +8,8 @@
  */
 import type postgres from 'postgres'
 import { AdminError } from '../admin.ts'
-import { isApiError } from '../../core/errors.ts'
 import { quotedColumn, sqlType } from '../../core/fields.ts'
-import { normalizeOrgId } from '../../core/org-id.ts'
+import { checksumProblem, normalizeOrgId, orgIdFormProblem } from '../../core/org-id.ts'
 import { buildObject, type CompiledResource } from '../../core/registry.ts'
 import { importTargets } from './import-bundle.ts'
 import { ProgressCounter, type ProgressSink } from './progress.ts'
@@ -65,13 +64,12 @@ function walkOf(c: CompiledResource): Walk {
 }
 
 async function resolveScan(sql: postgres.Sql, req: ExportRequest): Promise<{ orgId: string; scanId: string; org: string; scan: string }> {
-  let orgId: string
-  try {
-    orgId = normalizeOrgId(req.orgId, 'org')
-  } catch (e) {
-    if (isApiError(e)) throw new AdminError(`No org ${req.orgId.slice(0, 40)} (an org id has 15 or 18 characters).`)
-    throw e
-  }
+  // The command checks the id first (admin-ops.ts); a caller that did not is told the same.
+  const form = orgIdFormProblem(req.orgId)
+  if (form) throw new AdminError(`--org ${form}.`)
+  const sum = checksumProblem(req.orgId)
+  if (sum) throw new AdminError(`No org ${req.orgId}: ${sum}.`)
+  const orgId = normalizeOrgId(req.orgId, 'org')
   const orgFields = fieldMap(ORG_FIELDS)
   const [o] = await sql.unsafe<{ org: string; latest: string | null }[]>(
     `SELECT ${buildObject([...orgFields.keys()], orgFields, true)} AS org, t.latest_scan_id::text AS latest FROM orgs t WHERE t.salesforce_id = $1`,

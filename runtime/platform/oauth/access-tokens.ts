@@ -95,19 +95,44 @@ export class AccessTokens {
   async claims(token: string, audience: string): Promise<AccessTokenClaims> {
     if (token.length > 4096) throw invalidToken()
     try {
-      const { payload } = await jwtVerify(token, async (header) => {
-        const key = await this.keys.publicKey(header.kid)
-        if (!key) throw new joseErrors.JWKSNoMatchingKey()
-        return key
-      }, { issuer: this.opts.issuer, audience, algorithms: [ALG], typ: TOKEN_TYPE, currentDate: new Date(this.clock()), requiredClaims: ['sub', 'jti', 'exp', 'iat'] })
-      const c = payload as AccessTokenClaims
-      if (typeof c.client_id !== 'string' || typeof c.scope !== 'string' || typeof c.sid !== 'string' || !/^[1-9][0-9]{0,17}$/.test(c.sub)) throw invalidToken()
-      return c
+      return await this.verified(token, audience)
     } catch (e) {
       if (e instanceof ApiError) throw e
+      // The signature held (jose checks it before the claims) and only the audience did not: said as such, when the
+      // token is otherwise good, so that a client asks for a token of this resource instead of signing in again.
+      if (e instanceof joseErrors.JWTClaimValidationFailed && e.claim === 'aud') throw await this.wrongAudience(token, audience)
       if (e instanceof joseErrors.JOSEError) throw invalidToken()
       throw e
     }
+  }
+
+  /** Every check of `claims`; `audience` undefined: any audience. */
+  private async verified(token: string, audience: string | undefined): Promise<AccessTokenClaims> {
+    const { payload } = await jwtVerify(token, async (header) => {
+      const key = await this.keys.publicKey(header.kid)
+      if (!key) throw new joseErrors.JWKSNoMatchingKey()
+      return key
+    }, { issuer: this.opts.issuer, audience, algorithms: [ALG], typ: TOKEN_TYPE, currentDate: new Date(this.clock()), requiredClaims: ['sub', 'jti', 'exp', 'iat'] })
+    const c = payload as AccessTokenClaims
+    if (typeof c.client_id !== 'string' || typeof c.scope !== 'string' || typeof c.sid !== 'string' || !/^[1-9][0-9]{0,17}$/.test(c.sub)) throw invalidToken()
+    return c
+  }
+
+  /**
+   * The 401 of a token this service issued for another resource (the REST API, the MCP endpoint): it names the one
+   * the token was issued for and the one expected, both addresses of this service, so it tells nothing of any account.
+   * A token that fails another check too (expired, say) gets the usual answer.
+   */
+  private async wrongAudience(token: string, audience: string): Promise<ApiError> {
+    let c: AccessTokenClaims
+    try {
+      c = await this.verified(token, undefined)
+    } catch {
+      return invalidToken()
+    }
+    const issuedFor = typeof c.aud === 'string' ? c.aud : undefined
+    if (issuedFor === undefined || !/^[\x20-\x7e]{1,200}$/.test(issuedFor) || /["\\]/.test(issuedFor)) return invalidToken()
+    return unauthorized(`This access token was issued for another resource (${issuedFor}); this endpoint accepts tokens issued for ${audience}: ask for one with resource=${audience}.`)
   }
 
   /** The principal of a bearer token presented to `audience`. */

@@ -197,12 +197,15 @@ export async function updateClient(sql: postgres.Sql, clientId: string, a: { nam
   return toClient(row)
 }
 
-/** Revokes a client: its tokens stop at once (the access-token check reads it), its refresh tokens with them. */
-export async function revokeClient(sql: postgres.Sql, clientId: string): Promise<OAuthClient> {
-  const [row] = CLIENT_ID.test(clientId)
-    ? await sql.unsafe<Row[]>(`UPDATE oauth_clients SET revoked_at = coalesce(revoked_at, now()) WHERE client_id = $1 RETURNING ${COLUMNS}`, [clientId])
-    : []
+/**
+ * Revokes a client: its tokens stop at once (the access-token check reads it), its refresh tokens with them. A client
+ * revoked before is left as it was (`alreadyRevoked`, with the time of its first revocation).
+ */
+export async function revokeClient(sql: postgres.Sql, clientId: string): Promise<OAuthClient & { revokedAt: string; alreadyRevoked: boolean }> {
+  if (!CLIENT_ID.test(clientId)) throw new AdminError(`No client with id ${clientId.slice(0, 64)}.`)
+  const [done] = await sql.unsafe<Row[]>(`UPDATE oauth_clients SET revoked_at = now() WHERE client_id = $1 AND revoked_at IS NULL RETURNING ${COLUMNS}`, [clientId])
+  const row = done ?? (await sql.unsafe<Row[]>(`SELECT ${COLUMNS} FROM oauth_clients WHERE client_id = $1`, [clientId]))[0]
   if (!row) throw new AdminError(`No client with id ${clientId.slice(0, 64)}.`)
   await sql`UPDATE oauth_refresh_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE client_id = ${clientId}`
-  return toClient(row)
+  return { ...toClient(row), revokedAt: row.revoked_at!.toISOString(), alreadyRevoked: done === undefined }
 }

@@ -90,11 +90,12 @@ export async function grantOrg(sql: postgres.Sql, userId: string, orgId: string)
   return getUser(sql, userId)
 }
 
-export async function revokeOrg(sql: postgres.Sql, userId: string, orgId: string): Promise<UserInfo> {
+/** Takes an org from a user; `alreadyRevoked`: the user had no grant of it (nothing changed). */
+export async function revokeOrg(sql: postgres.Sql, userId: string, orgId: string): Promise<UserInfo & { alreadyRevoked: boolean }> {
   await getUser(sql, userId)
   const id18 = orgId18(orgId)
-  if (id18 !== undefined) await sql`DELETE FROM user_org_access WHERE user_id = ${userId}::bigint AND org_id = ${id18 as string}`
-  return getUser(sql, userId)
+  const deleted = id18 === undefined ? [] : await sql`DELETE FROM user_org_access WHERE user_id = ${userId}::bigint AND org_id = ${id18} RETURNING 1`
+  return { ...(await getUser(sql, userId)), alreadyRevoked: deleted.length === 0 }
 }
 
 /**

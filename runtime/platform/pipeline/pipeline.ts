@@ -17,7 +17,7 @@ import type { CompiledResource } from '../../core/registry.ts'
 import type { QuotaCharge, QuotaService } from '../../core/quota-types.ts'
 import { read, checkOrgAccess, type ReadDb } from '../../core/read.ts'
 import type { Client, Operation, Outcome, Pipeline, RateInfo } from '../../core/pipeline.ts'
-import { normalizeOrgId, ORG_NOT_FOUND } from '../../core/org-id.ts'
+import { checksumProblem, normalizeOrgId, ORG_NOT_FOUND } from '../../core/org-id.ts'
 import type { FairShare } from './fair-share.ts'
 import type { Metrics } from '../metrics.ts'
 import type { VersionUsage } from '../versions/usage.ts'
@@ -47,7 +47,9 @@ const ORG_ID_FORM = /^[A-Za-z0-9]{15,18}$/
 function explainOrgNotFound(e: ApiError, orgId: string | undefined, surface: Surface, list: PipelineDeps['orgList']): ApiError {
   if (e.code !== 'not_found' || e.message !== ORG_NOT_FOUND || orgId === undefined || !ORG_ID_FORM.test(orgId)) return e
   const where = !list ? '' : surface === 'mcp' ? `; ${list.tool} lists the orgs you can see` : `; GET ${list.path} (${list.tool}) lists the orgs you can see`
-  return new ApiError('not_found', `Org ${orgId} not found${where}.`, e.extras)
+  // A wrong checksum is said as such: it is arithmetic on the id sent, and tells nothing of which orgs exist.
+  const why = checksumProblem(orgId)
+  return new ApiError('not_found', `Org ${orgId} not found${why ? `: ${why}` : ''}${where}.`, e.extras)
 }
 
 /** The charge of a free read: allowed, nothing counted, no rate-limit headers. */

@@ -173,7 +173,7 @@ export function buildMcpRouter(d: McpEndpointDeps) {
         res.end()
         return undefined
       }
-      const challenge: Record<string, string> = err.status === 401 ? { 'WWW-Authenticate': ctx.challenge('mcp', authorization) } : {}
+      const challenge: Record<string, string> = err.status === 401 ? { 'WWW-Authenticate': ctx.challenge('mcp', authorization, 'invalid_token', err.message) } : {}
       sendRpcApiError(res, err, { id, headers: { ...headers, ...challenge } })
       return undefined
     }

@@ -15,7 +15,7 @@ import { isApiError } from '../../core/errors.ts'
 import { RegistryError, type CompiledResource } from '../../core/registry.ts'
 import { COUNT_TOOL, queryParam } from '../../core/operations.ts'
 import type { McpTool } from './resource-tools.ts'
-import { isOrgIdForm } from '../../core/org-id.ts'
+import { orgIdFormProblem } from '../../core/org-id.ts'
 
 const REF = /\$(item|items)\.([A-Za-z][A-Za-z0-9]*)/g
 
@@ -78,7 +78,7 @@ export function argumentProblem(a: PromptArgument, value: string, resources: rea
     if (!values.includes(value)) return `${a.name} must be one of: ${values.join(', ')}.`
   }
   // The form only (15 or 18 characters of an org id); whether the org exists is the tools' answer when they run.
-  if (a.complete === 'org' && !isOrgIdForm(value)) return `${a.name} must be a 15- or 18-character org id.`
+  if (a.complete === 'org' && orgIdFormProblem(value)) return `${a.name} ${orgIdFormProblem(value)}.`
   return undefined
 }
 

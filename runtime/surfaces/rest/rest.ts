@@ -63,7 +63,7 @@ export function buildRestRouter(ctx: ServiceContext): Routes {
       notePrincipal(req, principal)
     } catch (e) {
       let err = toApiError(e)
-      if (err.status === 401) err = new ApiError(err.code, err.message, { ...err.extras, headers: { ...err.extras.headers, 'WWW-Authenticate': ctx.challenge('rest', authorization) } })
+      if (err.status === 401) err = new ApiError(err.code, err.message, { ...err.extras, headers: { ...err.extras.headers, 'WWW-Authenticate': ctx.challenge('rest', authorization, 'invalid_token', err.message) } })
       return sendError(res, err, vh)
     }
     // An OAuth token reads with the read scope (API keys always read); without it, RFC 6750's insufficient_scope
