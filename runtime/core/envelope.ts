@@ -7,6 +7,7 @@
  */
 import type { ListPlan } from './plan.ts'
 import type { ReadResult } from './read.ts'
+import { queryPair } from './query-string.ts'
 
 /** The name of a query pair as sent (`name=value`), decoded; the raw pair when it does not decode. */
 function pairName(pair: string): string {
@@ -19,17 +20,17 @@ function pairName(pair: string): string {
 }
 
 /**
- * The links keep the caller's query string as it was sent and change only `offset` (and `limit` when it was clamped,
- * or for a `prev` shorter than a page), in place: a link is never longer than the request by more than those digits, so following it stays within the URL
+ * The links keep the caller's query string as it was sent (an MCP call's is written by runtime/core/query-string.ts)
+ * and change only `offset` (and `limit` when it was clamped, or for a `prev` shorter than a page), in place: a link is never longer than the request by more than those digits, so following it stays within the URL
  * limit that the request itself met, however the filter was encoded.
  */
 function links(path: string, qs: string, plan: ListPlan, hasMore: boolean): string {
   const pairs = qs === '' ? [] : qs.split('&').filter((p) => p !== '')
   const make = (offset: number | null, limit?: number) => {
     if (offset === null) return pairs.length ? `${path}?${pairs.join('&')}` : path
-    const set: Record<string, string> = { offset: `offset=${offset}` }
-    if (limit !== undefined) set.limit = `limit=${limit}`
-    else if (plan.requestedLimit !== undefined) set.limit = `limit=${plan.limit}`
+    const set: Record<string, string> = { offset: queryPair('offset', String(offset)) }
+    if (limit !== undefined) set.limit = queryPair('limit', String(limit))
+    else if (plan.requestedLimit !== undefined) set.limit = queryPair('limit', String(plan.limit))
     const out = pairs.map((p) => {
       const name = pairName(p)
       if (!(name in set)) return p

@@ -17,3 +17,9 @@ export const MAX_VALUES = 50
 export const MAX_VALUE_LENGTH = 200
 /** A grouped count groups by at most this many fields. */
 export const MAX_GROUP_BY = 3
+/**
+ * The longest request URL served (characters, as sent; the listener refuses a longer one with a 400). Filters are
+ * limited to 4,096 characters once decoded (docs/rql.md); fully percent-encoded, ASCII takes three characters each, so
+ * a filter at its limit fits with the path and the other parameters.
+ */
+export const MAX_URL = 14_336

@@ -168,6 +168,25 @@ export function recordParam(op: CompiledOperation): PathParam | undefined {
   return op.pathParams.find((p) => (p.type === 'id' ? p.role === 'record' : p.record))
 }
 
+/**
+ * How a query parameter takes several values: `list`, a comma-separated list (`sort`, `fields`, `by`) that may also be
+ * given as the parameter repeated, each occurrence one or more items (`sort=a&sort=b` is `sort=a,b`); `repeat`, values
+ * that are only ever repeated and never split (a `strings` parameter: a value may hold a comma); `single`, one value
+ * (a repeat is refused). Planning (runtime/core/plan.ts) and the OpenAPI document read it here.
+ */
+export function valuesOf(p: QueryParam): 'list' | 'repeat' | 'single' {
+  switch (p.type) {
+    case 'sort':
+    case 'fields':
+    case 'groupBy':
+      return 'list'
+    case 'strings':
+      return 'repeat'
+    default:
+      return 'single'
+  }
+}
+
 /** A query parameter of an operation, by name. */
 export function queryParam<T extends QueryParam['type']>(op: CompiledOperation, type: T): Extract<QueryParam, { type: T }> | undefined {
   return op.queryParams.find((p) => p.type === type) as Extract<QueryParam, { type: T }> | undefined

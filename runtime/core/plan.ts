@@ -7,7 +7,7 @@ import { ApiError } from './errors.ts'
 import type { CompiledResource } from './registry.ts'
 import { parseSort, type SortKey } from './sort.ts'
 import { parseRql, type RqlNode } from './rql/index.ts'
-import { queryParam, type CompiledOperation } from './operations.ts'
+import { queryParam, valuesOf, type CompiledOperation } from './operations.ts'
 import { PAGE_INSTEAD } from './limits.ts'
 
 export type Surface = 'rest' | 'mcp'
@@ -58,11 +58,18 @@ const POSITIVE_INT = /^[1-9][0-9]*$/
 /** C0 control characters (NUL, tab, newline…): never part of a path id written as text. */
 const CONTROL = /[\u0000-\u001f]/
 
-function single(q: QueryInput, name: string): string | undefined {
+/**
+ * A parameter's value: a list parameter (runtime/core/operations.ts `valuesOf`) given several times is its
+ * occurrences joined, so `sort=a&sort=b` is `sort=a,b` (the form most generated clients send an array in); any other
+ * parameter given twice is refused.
+ */
+function single(op: CompiledOperation, q: QueryInput, name: string): string | undefined {
   const v = q.get(name)
   if (v === undefined) return undefined
-  if (v.length > 1) throw new ApiError('invalid_parameter', `${name} may be given only once.`, { parameter: name })
-  return v[0]
+  if (v.length === 1) return v[0]
+  const p = op.queryParams.find((x) => x.name === name)
+  if (p !== undefined && valuesOf(p) === 'list') return v.join(',')
+  throw new ApiError('invalid_parameter', `${name} may be given only once.`, { parameter: name })
 }
 
 function nonNegativeInt(raw: string, name: string, max: number): number {
@@ -105,7 +112,7 @@ function extraOf(op: CompiledOperation, q: QueryInput): Record<string, string[]>
  * field. An unknown name is a 400 listing the names the operation has.
  */
 function fieldsOf(op: CompiledOperation, q: QueryInput): string[] | undefined {
-  const raw = single(q, 'fields')
+  const raw = single(op, q, 'fields')
   const fieldset = queryParam(op, 'fields')
   if (raw === undefined || !fieldset) return undefined
   if (raw.length > fieldset.maxLength) throw new ApiError('invalid_parameter', `fields must be at most ${fieldset.maxLength} characters.`, { parameter: 'fields' })
@@ -124,7 +131,7 @@ function fieldsOf(op: CompiledOperation, q: QueryInput): string[] | undefined {
 function limitOf(op: CompiledOperation, q: QueryInput, surface: Surface): { limit: number; requestedLimit?: number } {
   const limits = queryParam(op, 'limit')
   if (!limits) return { limit: Number.MAX_SAFE_INTEGER }
-  const rawLimit = single(q, 'limit')
+  const rawLimit = single(op, q, 'limit')
   if (rawLimit === undefined) return { limit: limits.default }
   // One wording for every limit that is not a whole number of at least 1 (0, -1, 1.5, abc). Any whole number
   // above the maximum, however many digits it has, is clamped on REST (reported as `requestedLimit`, at most
@@ -137,8 +144,8 @@ function limitOf(op: CompiledOperation, q: QueryInput, surface: Surface): { limi
 }
 
 /** The filter: the one given (an empty one means none), else the resource's default filter. */
-function filterOf(c: CompiledResource, q: QueryInput): { filter: RqlNode | undefined; filterGiven: boolean } {
-  const raw = single(q, 'filter')
+function filterOf(c: CompiledResource, op: CompiledOperation, q: QueryInput): { filter: RqlNode | undefined; filterGiven: boolean } {
+  const raw = single(op, q, 'filter')
   if (raw === undefined) return { filter: c.defaultFilter, filterGiven: false }
   return { filter: raw.trim() === '' ? undefined : parseRql(raw), filterGiven: true }
 }
@@ -148,7 +155,7 @@ export function planCount(c: CompiledResource, q: QueryInput, surface: Surface):
   const op = c.ops.count!
   rejectUnknown(op, q)
   const groupBy = queryParam(op, 'groupBy')!
-  const raw = single(q, 'by')
+  const raw = single(op, q, 'by')
   if (raw === undefined || raw.trim() === '') {
     throw new ApiError('invalid_parameter', `by is required: the fields to count by, among ${groupBy.fields.join(', ')}.`, { parameter: 'by', allowed: groupBy.fields })
   }
@@ -161,7 +168,7 @@ export function planCount(c: CompiledResource, q: QueryInput, surface: Surface):
     by.push(f)
   }
   if (by.length > groupBy.maxItems) throw new ApiError('invalid_parameter', `by takes at most ${groupBy.maxItems} fields.`, { parameter: 'by' })
-  return { op: 'count', by, ...filterOf(c, q), ...limitOf(op, q, surface) }
+  return { op: 'count', by, ...filterOf(c, op, q), ...limitOf(op, q, surface) }
 }
 
 export function planList(c: CompiledResource, q: QueryInput, surface: Surface, parentId?: string): ListPlan {
@@ -171,11 +178,11 @@ export function planList(c: CompiledResource, q: QueryInput, surface: Surface, p
   let offset = 0
   const offsets = queryParam(op, 'offset')
   if (offsets) {
-    const rawOffset = single(q, 'offset')
+    const rawOffset = single(op, q, 'offset')
     if (rawOffset !== undefined) offset = nonNegativeInt(rawOffset, 'offset', offsets.max)
   }
-  const { filter, filterGiven } = filterOf(c, q)
-  const rawSort = single(q, 'sort')
+  const { filter, filterGiven } = filterOf(c, op, q)
+  const rawSort = single(op, q, 'sort')
   const sorts = queryParam(op, 'sort')
   const sort = rawSort === undefined || !sorts ? c.defaultSort : parseSort(rawSort, sorts.fields, 'sort', sorts.maxLength)
   const fields = fieldsOf(op, q)

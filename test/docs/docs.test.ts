@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { prompts, registry } from '../../resources/index.ts'
 import { compileRegistry } from '../../runtime/core/registry.ts'
+import { allOperations, valuesOf } from '../../runtime/core/operations.ts'
 import { generateDocs } from '../../runtime/surfaces/docs/generate.ts'
 import { buildOpenApi } from '../../runtime/surfaces/docs/openapi.ts'
 import { startTestService } from '../helpers/service.ts'
@@ -38,6 +39,77 @@ t.test('the OpenAPI document is valid OpenAPI 3.1', async (t) => {
   t.same(result.errors ?? [], [], 'no validation errors')
   t.equal(result.valid, true)
   t.equal(validator.version, '3.1')
+})
+
+/** Every `$ref` reachable from the paths and the security requirements: what a linter calls used. */
+function reachable(doc: Record<string, any>): Set<string> {
+  const seen = new Set<string>()
+  const walk = (x: unknown): void => {
+    if (Array.isArray(x)) return x.forEach(walk)
+    if (x === null || typeof x !== 'object') return
+    for (const [k, v] of Object.entries(x)) {
+      if (k !== '$ref' || typeof v !== 'string') {
+        walk(v)
+        continue
+      }
+      if (seen.has(v)) continue
+      seen.add(v)
+      walk(v.replace(/^#\//, '').split('/').reduce((n: any, part) => n?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], doc))
+    }
+  }
+  walk(doc.paths)
+  for (const req of doc.security ?? []) for (const name of Object.keys(req)) seen.add(`#/components/securitySchemes/${name}`)
+  return seen
+}
+
+/** What an OpenAPI linter (Spectral's and Redocly's recommended rules) reported of the document, as checks. */
+function lint(doc: Record<string, any>): string[] {
+  const problems: string[] = []
+  if (!doc.info?.license?.name) problems.push('info.license has no name')
+  for (const [path, item] of Object.entries<Record<string, { responses: Record<string, unknown> }>>(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (!Object.keys(op.responses).some((s) => /^4(\d\d|XX)$/.test(s))) problems.push(`${method.toUpperCase()} ${path} has no 4xx response`)
+    }
+  }
+  const used = reachable(doc)
+  for (const [kind, members] of Object.entries<Record<string, unknown>>(doc.components)) {
+    for (const name of Object.keys(members)) if (!used.has(`#/components/${kind}/${name}`)) problems.push(`components.${kind}.${name} is never referenced`)
+  }
+  return problems
+}
+
+t.test('what an OpenAPI linter checks: a licence, a 4xx answer on every operation, every component referenced', async (t) => {
+  const doc = buildOpenApi(resources) as Record<string, any>
+  t.same(lint(doc), [], 'no problem')
+  // The document's licence follows package.json's (docs/adr/0185-openapi-license-and-array-parameters.md).
+  const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { license: string }
+  t.equal(pkg.license, 'UNLICENSED', 'package.json grants no licence (a change there must change the document)')
+  t.same(doc.info.license, { name: 'Proprietary' }, 'so the document names it so, with no SPDX identifier or URL')
+  // The checks can fail: a document without a licence, without 4xx answers, or with a schema nobody uses.
+  const { license: _l, ...info } = doc.info
+  const broken = { ...doc, info, paths: { ...doc.paths, '/': { get: { ...doc.paths['/'].get, responses: { 200: doc.paths['/'].get.responses[200] } } } }, components: { ...doc.components, schemas: { ...doc.components.schemas, Spare: { type: 'object' } } } }
+  t.same(lint(broken), ['info.license has no name', 'GET / has no 4xx response', 'components.schemas.Spare is never referenced'])
+  // A list of fewer fields than its records, without a get, references no record schema: none is written.
+  const listOnly = compileRegistry(registry.map((r) => (r.name === 'objectFields' ? { ...r, listFields: ['id', 'apiName', 'sobjectId'] } : r)) as typeof registry)
+  t.same(lint(buildOpenApi(listOnly) as Record<string, any>), [], 'a list-only resource of fewer fields leaves no unused schema')
+})
+
+t.test('list parameters are advertised comma-separated, repeatable ones exploded', async (t) => {
+  const doc = buildOpenApi(resources) as { paths: Record<string, { get: { parameters?: Array<{ name: string; in: string; style?: string; explode?: boolean; schema: { type?: string } }> } }> }
+  const seen = { list: 0, repeat: 0 }
+  for (const op of allOperations(resources)) {
+    for (const q of op.queryParams) {
+      const how = valuesOf(q)
+      const p = doc.paths[op.path].get.parameters!.find((x) => x.name === q.name && x.in === 'query')!
+      if (how === 'single') {
+        t.notOk(p.schema.type === 'array' || 'explode' in p, `${op.path} ${q.name}: one value`)
+        continue
+      }
+      seen[how]++
+      t.same({ type: p.schema.type, style: p.style, explode: p.explode }, { type: 'array', style: 'form', explode: how === 'repeat' }, `${op.path} ${q.name}: ${how}`)
+    }
+  }
+  t.ok(seen.list > 30 && seen.repeat > 0, `sort, fields and by everywhere, a repeatable parameter somewhere (${JSON.stringify(seen)})`)
 })
 
 t.test('no query parameter has a value "Try it out" would send in place of the list\'s own default', async (t) => {
@@ -116,6 +188,10 @@ t.test('real responses match the document\'s schemas', async (t) => {
   t.ok(examples >= resources.length, `every resource's paths carry a real example (${examples}; docs/examples.json)`)
   await check('/v1/orgs/{orgId}/fields', '/v1/orgs/00D000000000000AAA/fields', 404)
   await check('/v1/account/quota', '/v1/account/quota', 200)
+  await check('/', '/', 200)
+  await check('/', `/?${'a'.repeat(15_000)}`, 400)
+  await check('/v1/openapi.json', '/v1/openapi.json?x=1', 400)
+  await check('/v1/openapi.json', `/v1/openapi.json?${'a'.repeat(15_000)}`, 400)
 })
 
 t.test('the headers of real answers are the ones the document declares, with the meaning it gives', async (t) => {

@@ -7,6 +7,7 @@ import { t } from '../helpers/file-test.ts'
 import { registry } from '../../resources/index.ts'
 import { compileRegistry, type CompiledResource } from '../../runtime/core/registry.ts'
 import { exampleFilter } from '../../runtime/core/examples.ts'
+import { formatQuery } from '../../runtime/core/query-string.ts'
 import { startTestService } from '../helpers/service.ts'
 import { mcpClient, type Era } from '../helpers/mcp.ts'
 
@@ -16,15 +17,11 @@ const auth = await ts.keyHeader(org.accountId)
 const resources = compileRegistry(registry)
 const base = (c: CompiledResource) => (c.decl.scope === 'org' ? `/v1/orgs/${org.salesforceId}/` : '/v1/')
 
-/** Arguments and the equivalent REST query string, in the order the tool builds its links. */
+/** Arguments and the equivalent REST query string, in the order the tool builds its links, written as it writes them. */
 function listCall(c: CompiledResource, extra: Record<string, string | number>): { args: Record<string, unknown>; qs: string } {
   const args: Record<string, unknown> = c.decl.scope === 'org' ? { orgId: org.salesforceId } : {}
-  const qs = new URLSearchParams()
-  for (const [k, v] of Object.entries(extra)) {
-    args[k] = v
-    qs.append(k, String(v))
-  }
-  return { args, qs: qs.toString() }
+  for (const [k, v] of Object.entries(extra)) args[k] = v
+  return { args, qs: formatQuery(Object.entries(extra).map(([k, v]) => [k, [String(v)]])) }
 }
 
 async function rest(path: string): Promise<unknown> {
@@ -75,6 +72,32 @@ for (const era of ['legacy', 'modern'] as Era[]) {
     }
   })
 }
+
+t.test("a filtered, sorted page links to the next with the same bytes on MCP as on REST, RQL's punctuation literal", async (t) => {
+  const { client } = await mcpClient(t, ts.svc.mcpUrl, auth)
+  const filter = "and(eq(type,Picklist),ne(label,'Account Name'))"
+  const sort = '-percentPopulated,apiName'
+  const path = `/v1/orgs/${org.salesforceId}/fields`
+  // Written by hand, as a curl user writes it: RQL's ( ) , and the sort's comma as they are, the quote and space encoded.
+  const query = "limit=3&filter=and(eq(type,Picklist),ne(label,%27Account%20Name%27))&sort=-percentPopulated,apiName"
+  const r = await ts.get(`${path}?${query}`, auth)
+  t.equal(r.status, 200)
+  t.ok(r.body.meta.hasMore, 'more than a page matches')
+  t.equal(r.body.links.next, `${path}?${query}&offset=3`, 'REST keeps the query as sent')
+  const call = await client.callTool({ name: 'list_org_fields', arguments: { orgId: org.salesforceId, limit: 3, filter, sort } })
+  const links = (call.structuredContent as { links: Record<string, string> }).links
+  t.equal(links.next, r.body.links.next, 'the MCP answer links to the same bytes')
+  t.equal(links.self, r.body.links.self)
+  const followed = await ts.get(links.next, auth)
+  t.equal(followed.status, 200, 'the link can be followed over REST')
+  // A later page, its arguments in the order the tool's arguments are declared (limit, offset, filter, sort): the
+  // whole answer, links to both neighbours included, is REST's for the same query in the same order.
+  const second = await client.callTool({ name: 'list_org_fields', arguments: { orgId: org.salesforceId, limit: 3, offset: 3, filter, sort } })
+  t.same((second.structuredContent as { data: unknown }).data, followed.body.data, "the next call's records are the link's")
+  const restSecond = await ts.get(`${path}?limit=3&offset=3&${query.slice('limit=3&'.length)}`, auth)
+  t.equal(JSON.stringify(second.structuredContent), JSON.stringify(restSecond.body), 'the same body, byte for byte')
+  t.match(restSecond.body.links.prev, /\?limit=3&offset=0&filter=and\(eq\(type,Picklist\),/, 'prev too, literal')
+})
 
 t.test('every tool: title, description, read-only annotations, 2020-12 schemas', async (t) => {
   const { client } = await mcpClient(t, ts.svc.mcpUrl, auth)

@@ -1,9 +1,13 @@
 /**
  * Parameter rules found by trying the service as a new user: the quota endpoints reject unknown query parameters
- * like every other endpoint (and stay free); every limit that is not a whole number of at least 1 gets one wording.
+ * like every other endpoint (and stay free); every limit that is not a whole number of at least 1 gets one wording; a
+ * list parameter may be repeated (the form generated clients send arrays in), any other may not.
  */
 import { t } from '../helpers/file-test.ts'
 import { startTestService } from '../helpers/service.ts'
+import { registry } from '../../resources/index.ts'
+import { compileRegistry } from '../../runtime/core/registry.ts'
+import { valuesOf, type QueryParam } from '../../runtime/core/operations.ts'
 
 const ts = await startTestService(t)
 const org = ts.seed.orgs.find((o) => o.large)!
@@ -137,4 +141,56 @@ t.test('error answers of the quota endpoints carry the rate-limit headers, as ev
     t.match(r.headers.get('x-ratelimit-remaining'), /^\d+$/)
     t.match(r.headers.get('x-ratelimit-reset'), /^\d+$/)
   }
+})
+
+t.test('a list parameter repeated is the same list as comma-separated (sort, fields, by); any other repeated is a 400', async (t) => {
+  const base = `/v1/orgs/${org.salesforceId}`
+  /** Both raw query strings answer the same records, meta and ETag (the links keep each request's own query). */
+  const same = async (a: string, b: string) => {
+    const [x, y] = [await ts.get(`${base}/${a}`, auth), await ts.get(`${base}/${b}`, auth)]
+    t.equal(x.status, 200, a)
+    t.equal(y.status, 200, b)
+    t.equal(x.headers.get('etag'), y.headers.get('etag'), `${b}: the ETag of ${a}`)
+    const { links: _x, ...bodyX } = x.body
+    const { links: _y, ...bodyY } = y.body
+    t.same(bodyY, bodyX, `${b}: the body of ${a}`)
+    return [x, y]
+  }
+  const [comma, split] = await same('fields?limit=5&sort=-percentPopulated,apiName&fields=apiName,label,type', 'fields?limit=5&sort=-percentPopulated&sort=apiName&fields=apiName&fields=label&fields=type')
+  t.same(Object.keys(comma.body.data[0]), ['id', 'apiName', 'label', 'type'], 'the fields asked for, in declaration order, with the id')
+  t.equal(split.body.links.next, `${base}/fields?limit=5&sort=-percentPopulated&sort=apiName&fields=apiName&fields=label&fields=type&offset=5`, 'each answer links with its own query')
+  await same('fields?limit=4&fields=apiName,label,type', 'fields?limit=4&fields=apiName,label&fields=type')
+  const [counts] = await same('counts/fields?by=type,isCustom&limit=5', 'counts/fields?by=type&by=isCustom&limit=5')
+  t.same(Object.keys(counts.body.data[0]).sort(), ['count', 'isCustom', 'type'], 'grouped by both')
+  const repeated = await ts.get(`${base}/counts/fields?by=type&by=isCustom&limit=5`, auth)
+  const joined = await ts.get(`${base}/counts/fields?by=type,isCustom&limit=5`, auth)
+  t.equal(repeated.text, joined.text, 'a grouped count (no links): the same bytes')
+  const one = comma.body.data[0].id
+  await same(`fields/${one}?fields=apiName,label`, `fields/${one}?fields=apiName&fields=label`)
+  const tag = joined.headers.get('etag')!
+  t.equal((await ts.get(`${base}/counts/fields?by=type&by=isCustom&limit=5`, auth, { headers: { 'if-none-match': tag } })).status, 304, "one form's tag revalidates the other")
+
+  // The list's own rules hold across the occurrences.
+  const twice = await ts.get(`${base}/fields?sort=label&sort=-label`, auth)
+  t.match(twice.body.error, { code: 'invalid_parameter', parameter: 'sort', detail: 'Sort field "label" is given twice.' })
+  const four = await ts.get(`${base}/counts/fields?by=type&by=isCustom&by=namespace,isRequired`, auth)
+  t.match(four.body.error, { code: 'invalid_parameter', parameter: 'by', detail: 'by takes at most 3 fields.' })
+  const empty = await ts.get(`${base}/fields?fields=apiName&fields=`, auth)
+  t.match(empty.body.error, { code: 'unknown_field', parameter: 'fields' }, 'an empty occurrence is an empty item, as `fields=apiName,` is')
+
+  // Every other parameter of these operations (from the compiled operations) is still refused when repeated.
+  const ops = compileRegistry(registry).find((c) => c.name === 'fields')!.ops
+  const valid: Partial<Record<QueryParam['type'], string>> = { limit: '2', offset: '0', filter: 'eq(isCustom,true)' }
+  let singles = 0
+  for (const [op, path] of [[ops.list!, 'fields'], [ops.count!, 'counts/fields?by=type']] as const) {
+    for (const p of op.queryParams) {
+      if (valuesOf(p) !== 'single') continue
+      singles++
+      const v = encodeURIComponent(valid[p.type]!)
+      const r = await ts.get(`${base}/${path}${path.includes('?') ? '&' : '?'}${p.name}=${v}&${p.name}=${v}`, auth)
+      t.equal(r.status, 400, `${op.name}: ${p.name} twice`)
+      t.match(r.body.error, { code: 'invalid_parameter', parameter: p.name, detail: `${p.name} may be given only once.` })
+    }
+  }
+  t.equal(singles, 5, 'limit, offset and filter of the list; filter and limit of the count')
 })

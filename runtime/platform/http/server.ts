@@ -17,13 +17,9 @@ import { whenResponseDone } from '../../core/http/response-done.ts'
 import { cutBody } from '../../core/http/body-cut.ts'
 import { Response } from '../../core/http/response.ts'
 import type { Router, Routes } from '../../core/http/routes.ts'
+import { MAX_URL } from '../../core/limits.ts'
 
-/**
- * The longest request URL served (characters, as sent). Filters are limited to 4,096 characters once decoded
- * (docs/rql.md); fully percent-encoded, ASCII takes three characters each, so a filter at its limit fits with the path
- * and the other parameters. The head as a whole (URL and headers) is limited to `MAX_HEAD` bytes.
- */
-export const MAX_URL = 14_336
+/** The head as a whole (URL and headers) is limited to this many bytes; the URL alone to `MAX_URL` characters. */
 export const MAX_HEAD = 20_480
 
 export interface HttpServerOptions {

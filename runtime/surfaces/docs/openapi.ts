@@ -6,8 +6,9 @@
  */
 import type { CompiledResource } from '../../core/registry.ts'
 import { ERROR_CODES, ERROR_HELP, type ErrorCode } from '../../core/errors.ts'
-import { queryParam, type CompiledOperation } from '../../core/operations.ts'
+import { queryParam, valuesOf, type CompiledOperation, type QueryParam } from '../../core/operations.ts'
 import { exampleFilter } from '../../core/examples.ts'
+import { MAX_URL } from '../../core/limits.ts'
 import { loadDocExamples, shown, type DocExamples } from './doc-examples.ts'
 import { fieldJsonSchema, recordJsonSchema, type JsonSchema } from '../mcp/json-schema.ts'
 import { QUOTA_SCHEMA } from '../mcp/service-tools.ts'
@@ -20,6 +21,13 @@ export const API_TITLE = 'orgscan — Organization Scan Data Service'
  * (docs/adr/0160-client-package.md). Its major is the API version of the paths (`/v1`).
  */
 export const API_VERSION = '1.0.0'
+
+/**
+ * The document's licence. package.json says `UNLICENSED`: no licence is granted to anyone. OpenAPI asks for a name,
+ * and there is neither an SPDX identifier nor a licence text to point at, so only the name says it
+ * (docs/adr/0185-openapi-license-and-array-parameters.md).
+ */
+export const LICENSE = { name: 'Proprietary' } as const
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
 const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1)
@@ -61,11 +69,15 @@ function errorResponses(): Record<string, unknown> {
     TooManyRequests: {
       description:
         'Too Many Requests, in two forms. With a body (`rate_limited`: the quota is spent; `concurrency_limited`: too many at once), ' +
-        '`Retry-After` and the rate-limit headers. Bare (no body, no rate-limit headers; `authentication_throttled` or edge shedding), with `Retry-After`.',
+        '`Retry-After` and the rate-limit headers. Bare (no body, no rate-limit headers): `authentication_throttled`, with `Retry-After`, or edge shedding, without.',
       headers: { 'Retry-After': hdr('Retry-After'), ...RATE_REFS },
       content: { 'application/json': { schema: ref('Error') } },
     },
     ServiceUnavailable: errorResponse(['service_unavailable'], { 'Retry-After': hdr('Retry-After') }),
+    Shed: {
+      description: 'Too Many Requests: edge shedding, before anything else (`ORGSCAN_BURST_GUARD` on, the client over its burst). Bare: no body, no `Retry-After`.',
+      headers: { 'X-Request-Id': hdr('X-Request-Id') },
+    },
   }
 }
 
@@ -88,6 +100,17 @@ function param(name: string, where: 'path' | 'query', schema: JsonSchema, descri
 }
 
 const ORG_ID_PARAM = param('orgId', 'path', { type: 'string', pattern: '^[A-Za-z0-9]{15}([A-Za-z0-9]{3})?$' }, "The org's 15- or 18-character id (both address the same org).")
+
+/**
+ * How an array parameter is serialised (runtime/core/operations.ts `valuesOf`). A list is advertised comma-separated
+ * (`explode: false`, the form of the references, the links and every example), and the server takes it repeated too
+ * (`sort=a&sort=b`), the form most generated clients send whatever the document says; a repeatable parameter's values
+ * are never split, so only the repeated form describes it (docs/adr/0185-openapi-license-and-array-parameters.md).
+ */
+function arrayStyle(p: QueryParam): Record<string, unknown> {
+  return { style: 'form', explode: valuesOf(p) === 'repeat' }
+}
+const REPEATED = (name: string) => ` Also accepted repeated: \`${name}=a&${name}=b\` is \`${name}=a,b\`.`
 
 /** The parameters of an operation (runtime/core/operations.ts), as OpenAPI describes them. */
 function paramsOf(op: CompiledOperation): unknown[] {
@@ -119,16 +142,16 @@ function paramsOf(op: CompiledOperation): unknown[] {
         break
       }
       case 'sort':
-        ps.push(param(p.name, 'query', { type: 'array', items: { type: 'string', enum: p.fields.flatMap((f) => [f, `-${f}`]) }, uniqueItems: true }, `Comma-separated sort keys, \`-\` for descending.${p.defaultSort ? ` Default: \`${p.defaultSort}\`.` : ''} Ties end with the record id ascending.`, false, { style: 'form', explode: false }))
+        ps.push(param(p.name, 'query', { type: 'array', items: { type: 'string', enum: p.fields.flatMap((f) => [f, `-${f}`]) }, uniqueItems: true }, `Comma-separated sort keys, \`-\` for descending.${p.defaultSort ? ` Default: \`${p.defaultSort}\`.` : ''} Ties end with the record id ascending.${REPEATED(p.name)}`, false, arrayStyle(p)))
         break
       case 'fields':
-        ps.push(param(p.name, 'query', { type: 'array', items: { type: 'string', enum: [...p.fields] }, uniqueItems: true }, 'Comma-separated fields to return (default all), in declaration order.', false, { style: 'form', explode: false }))
+        ps.push(param(p.name, 'query', { type: 'array', items: { type: 'string', enum: [...p.fields] }, uniqueItems: true }, `Comma-separated fields to return (default all), in declaration order.${REPEATED(p.name)}`, false, arrayStyle(p)))
         break
       case 'groupBy':
-        ps.push(param(p.name, 'query', { type: 'array', items: { type: 'string', enum: [...p.fields] }, minItems: 1, maxItems: p.maxItems, uniqueItems: true }, `Comma-separated fields to count by (1 to ${p.maxItems}): each combination of their values is a group.`, true, { style: 'form', explode: false }))
+        ps.push(param(p.name, 'query', { type: 'array', items: { type: 'string', enum: [...p.fields] }, minItems: 1, maxItems: p.maxItems, uniqueItems: true }, `Comma-separated fields to count by (1 to ${p.maxItems}): each combination of their values is a group.${REPEATED(p.name)}`, true, arrayStyle(p)))
         break
       case 'strings':
-        ps.push(param(p.name, 'query', { type: 'array', items: { type: 'string' } }, `${p.description} Repeatable.`, false, { style: 'form', explode: true }))
+        ps.push(param(p.name, 'query', { type: 'array', items: { type: 'string' } }, `${p.description} Repeatable.`, false, arrayStyle(p)))
         break
     }
   }
@@ -224,10 +247,13 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
     const d = c.decl
     const name = pascal(c.name)
     const all = [...c.fields.keys()]
-    // Every property comes unless the request's `fields` chose some (the record's id always comes).
-    schemas[name] = { ...recordJsonSchema(all, c.fields, false), title: d.title, description: d.description }
-    // Every list and get takes `fields` (a sparse fieldset), so no property is required of a record in an answer.
-    const listRecord = c.listFieldNames.length === all.length ? ref(name) : recordJsonSchema(c.listFieldNames, c.fields, false)
+    // The record's schema, a component from its first use only: a list of fewer fields without a get would otherwise
+    // leave it unreferenced. Every property comes unless the request's `fields` chose some (the record's id always
+    // comes); every list and get takes `fields`, so no property is required of a record in an answer.
+    const record = () => {
+      schemas[name] ??= { ...recordJsonSchema(all, c.fields, false), title: d.title, description: d.description }
+      return ref(name)
+    }
     tags.push({ name: d.title, description: d.description })
     /** One GET operation of the resource: the same shape for a list and a record, the 200 body apart. */
     const operation = (op: CompiledOperation, body: JsonSchema, ok: string, withQueryErrors: boolean) => {
@@ -251,10 +277,11 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
     }
     const { list, get } = c.ops
     if (list) {
+      const listRecord = c.listFieldNames.length === all.length ? record() : recordJsonSchema(c.listFieldNames, c.fields, false)
       const body = { type: 'object', required: ['data', 'meta', 'links'], properties: { data: { type: 'array', items: listRecord }, meta: ref('ListMeta'), links: ref('Links') } }
       operation(list, body, queryParam(list, 'limit') ? 'A page of records.' : 'Every record, in one page.', list.queryParams.some((p) => p.type === 'filter' || p.type === 'sort' || p.type === 'fields'))
     }
-    if (get) operation(get, { type: 'object', required: ['data'], properties: { data: ref(name) } }, 'The record.', false)
+    if (get) operation(get, { type: 'object', required: ['data'], properties: { data: record() } }, 'The record.', false)
     const { count } = c.ops
     if (count) {
       const by = queryParam(count, 'groupBy')!
@@ -274,6 +301,9 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
   })
   paths['/v1/account/quota'] = quota(false)
   paths['/v1/orgs/{orgId}/quota'] = quota(true)
+  // The unauthenticated endpoints' refusals: what the listener answers before any route (runtime/platform/http/server.ts)
+  // and, for the document, its refusal of any query; never a 401 or a quota 429.
+  const tooLong = `A request URL over ${MAX_URL.toLocaleString('en-US')} characters, or an HTTP/1.1 request without \`Host\` (\`invalid_parameter\`).`
   paths['/'] = {
     get: {
       operationId: 'listVersions',
@@ -281,7 +311,11 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
       description: 'The version table: each version, its status and, when deprecated, its sunset date. Unauthenticated.',
       tags: ['Service'],
       security: [],
-      responses: { 200: { description: 'The versions.', content: { 'application/json': { schema: ref('Versions') } } } },
+      responses: {
+        200: { description: 'The versions.', content: { 'application/json': { schema: ref('Versions') } } },
+        400: { description: `Bad Request. ${tooLong}`, headers: { 'X-Request-Id': hdr('X-Request-Id') }, content: { 'application/json': { schema: ref('Error') } } },
+        429: resp('Shed'),
+      },
     },
   }
   paths['/v1/openapi.json'] = {
@@ -291,7 +325,11 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
       description: 'This OpenAPI document. Unauthenticated, free.',
       tags: ['Service'],
       security: [],
-      responses: { 200: { description: 'OpenAPI 3.1.', content: { 'application/json': { schema: { type: 'object' } } } } },
+      responses: {
+        200: { description: 'OpenAPI 3.1.', headers: VERSION_REFS, content: { 'application/json': { schema: { type: 'object' } } } },
+        400: { description: `Bad Request. Any query parameter (\`unknown_parameter\`: it takes none). ${tooLong}`, headers: VERSION_REFS, content: { 'application/json': { schema: ref('Error') } } },
+        429: resp('Shed'),
+      },
     },
   }
   return {
@@ -302,6 +340,7 @@ export function buildOpenApi(resources: readonly CompiledResource[], serverUrl =
       title: API_TITLE,
       version: API_VERSION,
       summary: 'Read-only access to what scans of CRM-platform orgs found.',
+      license: LICENSE,
       description:
         'Every request but `GET /` and this document is authenticated (an API key with HTTP Basic, or a user OAuth access token with `Bearer`) and counted on the account quota, reads of the quota excepted. Lists take `limit`, `offset`, `filter` (RQL) and `sort` where declared.',
     },

@@ -41,6 +41,8 @@ export function restReference(resources: readonly CompiledResource[]): string {
     'Every endpoint is `GET` (and `HEAD`), authenticated with an API key (HTTP Basic) or a user access token (`Bearer`),',
     'and counted on the account quota. Lists answer `{data, meta: {count, total, hasMore, limit, offset}, links: {self, next, prev}}`;',
     `\`limit\` defaults to ${DEFAULT_LIMIT}, values above ${MAX_LIMIT} are served with ${MAX_LIMIT}. Filters use RQL (docs/rql.md). Errors: docs/reference/errors.md.`,
+    '`sort`, `fields` and `by` take a comma-separated list, or the parameter repeated (`sort=a&sort=b` is `sort=a,b`);',
+    'any other parameter is given at most once unless its entry says it is repeatable.',
     'Answers of org-scoped endpoints (`/v1/orgs/{orgId}/…`) carry a strong `ETag` and `Cache-Control: private, no-cache`;',
     'a request with `If-None-Match` holding the current tag is answered `304 Not Modified` with no body (authenticated and',
     'charged one unit like any read). The tag changes when the org gets a new scan.',

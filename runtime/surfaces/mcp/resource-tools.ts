@@ -9,6 +9,7 @@ import { planGet, planList } from '../../core/plan.ts'
 import { allOperations, fillPath, orgListOperation, queryParam, recordParam, type CompiledOperation } from '../../core/operations.ts'
 import { compileFilter } from '../../core/rql/index.ts'
 import { renderRead, renderReadParts } from '../../core/envelope.ts'
+import { formatQuery } from '../../core/query-string.ts'
 import type { CompiledResource } from '../../core/registry.ts'
 import type { Principal } from '../../core/principal.ts'
 import type { Pipeline } from '../../core/pipeline.ts'
@@ -216,12 +217,12 @@ function describe(op: CompiledOperation, all: readonly CompiledResource[], orgsT
   return [firstSentence(d.description), ...ids].join(' ')
 }
 
-/** The REST path and query string equivalent to a call, for the envelope's links. */
+/**
+ * The REST path and query string equivalent to a call, for the envelope's links: written as a REST caller writes them
+ * (runtime/core/query-string.ts), so the links are those REST gives for the same request.
+ */
 function restTarget(op: CompiledOperation, params: Record<string, string | undefined>, query: Map<string, string[]>): { path: string; qs: string } {
-  const path = fillPath(op, params)
-  const qs = new URLSearchParams()
-  for (const [k, vs] of query) for (const v of vs) qs.append(k, v)
-  return { path, qs: qs.toString() }
+  return { path: fillPath(op, params), qs: formatQuery(query) }
 }
 
 function tool(operation: CompiledOperation, all: readonly CompiledResource[], orgsTool: string): McpTool {
