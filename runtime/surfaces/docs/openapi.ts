@@ -9,18 +9,14 @@ import { ERROR_CODES, ERROR_HELP, type ErrorCode } from '../../core/errors.ts'
 import { queryParam, valuesOf, type CompiledOperation, type QueryParam } from '../../core/operations.ts'
 import { exampleFilter } from '../../core/examples.ts'
 import { MAX_URL } from '../../core/limits.ts'
+import { API_VERSION } from '../../core/api-version.ts'
 import { loadDocExamples, shown, type DocExamples } from './doc-examples.ts'
 import { fieldJsonSchema, recordJsonSchema, type JsonSchema } from '../mcp/json-schema.ts'
 import { QUOTA_SCHEMA } from '../mcp/service-tools.ts'
 
 export const API_TITLE = 'orgscan — Organization Scan Data Service'
 
-/**
- * The version of the REST API's description: the OpenAPI document's `info.version`, and the version of the typed client
- * package `@orgscan/client` (client/package.json), so that a client's version names the API it was generated from
- * (docs/adr/0160-client-package.md). Its major is the API version of the paths (`/v1`).
- */
-export const API_VERSION = '1.0.0'
+export { API_VERSION }
 
 /**
  * The document's licence. package.json says `UNLICENSED`: no licence is granted to anyone. OpenAPI asks for a name,

@@ -10,6 +10,7 @@
  * - An unknown tool, prompt or resource is a protocol error (invalid params).
  * - `logging`: a tool call's log messages (runtime/surfaces/mcp/logging.ts) go to the caller at the level it asked for.
  */
+import { API_VERSION } from '../../core/api-version.ts'
 import { LOG_LEVEL_META_KEY, ProtocolError, ProtocolErrorCode, Server, type AuthInfo, type CallToolResult, type JSONRPCRequest, type LoggingLevel, type Result, type ServerContext } from '@modelcontextprotocol/server'
 import type { Clock } from '../../core/config-types.ts'
 import type { VersionSource } from '../../core/version-state.ts'
@@ -37,7 +38,7 @@ const VALUES_TEMPLATE_ENTRY = {
   mimeType: 'application/json',
 }
 
-export const SERVER_INFO = { name: 'orgscan', title: 'Organization Scan Data Service', version: '1.0.0' }
+export const SERVER_INFO = { name: 'orgscan', title: 'Organization Scan Data Service', version: API_VERSION }
 
 /**
  * What every tool shares, said once rather than in each tool's list entry (the tool list is paid for by the
