@@ -215,6 +215,16 @@ t.test('2025-era: no answer within the bound is a clear error result, and nothin
   t.equal(late.status, 202, 'a late answer is accepted and changes nothing')
 })
 
+t.test('2025-era: an SDK client whose handler never answers gets the error result at the bound', async (t) => {
+  const { client } = await mcpClient(t, url, auth, 'legacy', { capabilities: { sampling: {} } }, (c: Client) => {
+    c.setRequestHandler('sampling/createMessage', () => new Promise<never>(() => undefined))
+  })
+  const r = await client.callTool({ name: 'test_sampling', arguments: { prompt: 'x' } })
+  t.equal(r.isError, true)
+  t.match(r.structuredContent, { error: 'server_error', reason: 'client_request_failed', message: /sampling\/createMessage\) and got no answer within/ })
+  t.equal(ts.svc.mcpClientRequestsWaiting(), 0, 'nothing is left waiting')
+})
+
 t.test('2025-era: an error answer, or an answer of the wrong shape, fails the ask saying so', async (t) => {
   const h = await rawSession()
   const refused = await openCall(h, 'test_sampling', { prompt: 'x' })

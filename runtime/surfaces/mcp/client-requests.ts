@@ -110,6 +110,9 @@ export class ClientRequests {
         reject(failed(method, `got no answer within ${Math.round(this.timeoutMs / 100) / 10} seconds`))
       }, this.timeoutMs)
       const beat = setInterval(() => stream.keepAlive(), this.keepAliveMs)
+      // Bounded and cleared on every outcome; never what keeps a stopping process alive.
+      timer.unref()
+      beat.unref()
       res.once('close', gone)
       this.pending.set(id, {
         owner,

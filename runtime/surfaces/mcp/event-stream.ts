@@ -64,7 +64,7 @@ export class StreamedAnswer {
 
   /** Ends the stream with the answer (text, or byte parts of UTF-8 JSON). */
   end(body: Body): void {
-    if (this.res.writableEnded) return
+    if (this.closed) return
     this.res.end(event(typeof body === 'string' ? body : Buffer.concat(body).toString('utf8')))
   }
 }
