@@ -34,7 +34,7 @@ import { asInvalidParams } from './invalid-params.ts'
 import { CallLog, callLine, isLoggingLevel, type CallNote } from './logging.ts'
 import { progressReport, progressTokenOf, type CallIo } from './call-io.ts'
 import { clientAbilities, InputNeeded, RoundAsker } from './client-requests.ts'
-import { ExtraResources, isTemplate, type ExtraContext, type McpExtraPrompt, type McpExtraResource } from './extras.ts'
+import { ExtraResources, type ExtraContext, type McpExtraPrompt, type McpExtraResource } from './extras.ts'
 import { RQL_ESSENTIALS } from './rql-guide.ts'
 
 const VALUES_TEMPLATE_ENTRY = {
