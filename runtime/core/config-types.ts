@@ -120,6 +120,11 @@ export interface McpConfig {
    * account's allowance for the others.
    */
   sessionsPerCredential: number
+  /**
+   * How long a tool call of a 2025-era session waits for the client's answer to a request it sent it (sampling,
+   * elicitation) before it fails, ms.
+   */
+  clientAnswerMs: number
   /** Browser origins allowed to call MCP besides loopback ones (DNS-rebinding protection). */
   allowedOrigins: string[]
   /** Host names MCP answers to; empty: any when listening beyond loopback, loopback names only on a loopback listener. */

@@ -42,6 +42,8 @@ export const ERROR_CODES = {
   internal_error: { status: 500, title: 'Internal Server Error', mcp: 'server_error' },
   // the database unreachable, or busy: retried after `retryAfterSeconds` unless the error names its own wait
   service_unavailable: { status: 503, title: 'Service Unavailable', mcp: 'server_error', retryAfterSeconds: 1 },
+  // MCP only: a tool asked its caller (sampling, elicitation) and got no usable answer (docs/adr/0190-mcp-client-requests.md)
+  client_request_failed: { status: 502, title: 'Bad Gateway', mcp: 'server_error' },
 } as const satisfies Record<string, { status: number; title: string; mcp: McpErrorCode; retryAfterSeconds?: number }>
 
 /**
@@ -153,5 +155,6 @@ export const ERROR_HELP: Record<ErrorCode, { meaning: string; remedy: string }> 
   expectation_failed: { meaning: 'An `Expect` header other than `100-continue`.', remedy: 'Remove the header.' },
   headers_too_large: { meaning: 'The request head (the URL and the headers) exceeds 20 KB.', remedy: 'Send smaller headers.' },
   internal_error: { meaning: 'An unexpected server fault; nothing about it is disclosed; the unit is given back.', remedy: 'Retry later; report it if it persists.' },
+  client_request_failed: { meaning: "MCP only: a tool asked the client during the call (sampling or elicitation, in a 2025-era session) and got no usable answer: none within ORGSCAN_MCP_CLIENT_ANSWER_MS, an error, an answer of the wrong shape, or the call's stream closed first.", remedy: 'Call the tool again and answer its request (the MCP result is `server_error` with `retryable: true`).' },
   service_unavailable: { meaning: 'The database is unreachable for the moment (a connection lost, refused or shut down, too many clients) or cannot write (its disk is full) or the request timed out waiting for it; the unit is given back.', remedy: 'Retry after `Retry-After` seconds (MCP: the tool result is `server_error` with `retryable: true`).' },
 }

@@ -9,6 +9,7 @@ import type { Database } from '../platform/db/connect.ts'
 import type { PromptDeclaration, Resource } from '../core/define.ts'
 import type { ServiceContext } from '../core/service-context.ts'
 import type { McpTool } from '../surfaces/mcp/resource-tools.ts'
+import type { McpExtraPrompt, McpExtraResource } from '../surfaces/mcp/extras.ts'
 import type { QuotaFactory } from '../platform/quota/factory.ts'
 import type { AccessLog } from '../platform/http/access-log.ts'
 import type { ApiKeyAuthenticator } from '../platform/auth/api-keys.ts'
@@ -31,6 +32,9 @@ export interface ServiceOptions {
   prompts?: readonly PromptDeclaration[]
   /** Extra MCP tools, for tests (a tool needing `mcp:write`, the conformance suite's schema probe). */
   mcpExtraTools?: readonly McpTool[]
+  /** Extra MCP prompts and resources, for tests (the conformance suite's fixtures: test/helpers/conformance-fixtures.ts). */
+  mcpExtraPrompts?: readonly McpExtraPrompt[]
+  mcpExtraResources?: readonly McpExtraResource[]
   /** The quota engine; default: the leasing PostgreSQL engine (runtime/platform/quota/factory.ts). */
   quota?: QuotaFactory
   /** Where the access log goes (one line per answered request); none without it. */
@@ -72,6 +76,8 @@ export interface RunningService {
   hot: { responses: ResponseCache; orgs: OrgStateCache }
   /** Requests being answered now (what a graceful stop waits for). */
   inFlight(): number
+  /** Requests MCP tool calls of this process sent their clients and still wait for the answer of (none is left behind). */
+  mcpClientRequestsWaiting(): number
   /**
    * Graceful stop: stops accepting, lets answers in progress finish for up to `graceMs` (default 10 s), then returns
    * unused quota, ends sessions' timers and closes the database.

@@ -211,7 +211,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     }
     const ctx: ServiceContext = { config, clock, resources, log, quota, pipeline, challenge, versions: vt }
     const restVersion = restVersionHeaders(ctx)
-    const catalog = buildCatalog({ resources, prompts: opts.prompts ?? [], versions: vt, clock, extraTools: opts.mcpExtraTools })
+    const catalog = buildCatalog({ resources, prompts: opts.prompts ?? [], versions: vt, clock, extraTools: opts.mcpExtraTools, extraPrompts: opts.mcpExtraPrompts, extraResources: opts.mcpExtraResources })
     sessions = new McpSessions(db.sql, { idleMs: config.mcp.sessionIdleMs, maxPerAccount: config.mcp.sessionsPerAccount, maxPerCredential: config.mcp.sessionsPerCredential, confirmMs: config.authCacheMs }, clock, log)
     const mcp = buildMcpRouter({ ctx, catalog, sessions, metrics })
     closeMcp = mcp.close
@@ -299,6 +299,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       usage: vu,
       hot: h,
       inFlight: () => lifecycle.inFlight,
+      mcpClientRequestsWaiting: mcp.clientRequestsWaiting,
       replica,
       metrics: m,
       adminUrl: adminServer ? `http://${config.admin.host.includes(':') ? `[${config.admin.host}]` : config.admin.host}:${(adminServer.address() as AddressInfo).port}` : undefined,

@@ -1,7 +1,7 @@
 /** MCP clients for tests: the official SDK client over Streamable HTTP, in the 2025-11-25 or the 2026-07-28 era. */
 import type { Test } from 'tap'
 import { request } from 'node:http'
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { Client, StreamableHTTPClientTransport, type ClientOptions } from '@modelcontextprotocol/client'
 import type { McpTool } from '../../runtime/surfaces/mcp/resource-tools.ts'
 
 /** A tool only tests register (`mcpExtraTools`): it needs the mcp:write scope, which no API key holds. */
@@ -27,9 +27,13 @@ export interface McpTestClient {
   transport: StreamableHTTPClientTransport
 }
 
-/** A connected client sending `authorization` on every request; closed when the test ends. */
-export async function mcpClient(t: Test, url: string, authorization: string | undefined, era: Era = 'legacy'): Promise<McpTestClient> {
-  const client = new Client({ name: 'orgscan-tests', version: '1.0.0' }, era === 'modern' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {})
+/**
+ * A connected client sending `authorization` on every request; closed when the test ends. `options`: the client's
+ * own (its capabilities, say), `setup` runs before it connects (to register its handlers).
+ */
+export async function mcpClient(t: Test, url: string, authorization: string | undefined, era: Era = 'legacy', options: ClientOptions = {}, setup?: (client: Client) => void): Promise<McpTestClient> {
+  const client = new Client({ name: 'orgscan-tests', version: '1.0.0' }, era === 'modern' ? { ...options, versionNegotiation: { mode: { pin: '2026-07-28' } } } : options)
+  setup?.(client)
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: authorization ? { authorization } : {} } })
   await client.connect(transport)
   t.teardown(() => client.close())

@@ -58,7 +58,7 @@ export async function startTestService(
     config?: Partial<Config>
     /** Runs once the test's database exists, before the service starts; its settings are added (e.g. a replica's URL). */
     beforeStart?: (location: { databaseUrl?: string; dataDir?: string }) => Promise<Partial<Config>>
-    clock?: Clock; quota?: ServiceOptions['quota']; seed?: boolean; seedScale?: number; mcpExtraTools?: ServiceOptions['mcpExtraTools']; registry?: ServiceOptions['registry']; accessLog?: ServiceOptions['accessLog']
+    clock?: Clock; quota?: ServiceOptions['quota']; seed?: boolean; seedScale?: number; mcpExtraTools?: ServiceOptions['mcpExtraTools']; mcpExtraPrompts?: ServiceOptions['mcpExtraPrompts']; mcpExtraResources?: ServiceOptions['mcpExtraResources']; registry?: ServiceOptions['registry']; accessLog?: ServiceOptions['accessLog']
     /** Receives the service's log lines (JSON); by default they are dropped. */
     log?: (line: string) => void
   } = {},
@@ -90,6 +90,8 @@ export async function startTestService(
     registry: opts.registry ?? registry,
     prompts,
     mcpExtraTools: opts.mcpExtraTools,
+    mcpExtraPrompts: opts.mcpExtraPrompts,
+    mcpExtraResources: opts.mcpExtraResources,
     clock: opts.clock,
     log: createLogger(opts.log ?? (() => undefined)),
     quota: opts.quota,

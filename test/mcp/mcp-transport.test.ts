@@ -21,7 +21,7 @@ const ts = await startTestService(t, { seed: false, clock, config: { authCacheMs
 const url = ts.svc.mcpUrl
 
 function defaults() {
-  return { versions: [{ name: 'v1', status: 'current' as const }], maxBodyBytes: 1_048_576, sessionIdleMs: 3_600_000, sessionsPerAccount: 1000, sessionsPerCredential: 100, allowedOrigins: [] as string[], allowedHosts: [] as string[] }
+  return { versions: [{ name: 'v1', status: 'current' as const }], maxBodyBytes: 1_048_576, sessionIdleMs: 3_600_000, sessionsPerAccount: 1000, sessionsPerCredential: 100, clientAnswerMs: 60_000, allowedOrigins: [] as string[], allowedHosts: [] as string[] }
 }
 
 async function account(svc: TestService, name: string): Promise<string> {

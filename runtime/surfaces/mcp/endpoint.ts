@@ -8,8 +8,9 @@
  *   expired, ended or another account's). 2026-07-28 clients have no sessions.
  * - DELETE ends the caller's session (200; 404 when there is none).
  * - GET answers 405 with `Allow: POST, DELETE`: no server-sent-event stream is offered. A POST's answer is one JSON
- *   body, or an event stream when a tool call of a session that asked for log messages sends some before its result
- *   (runtime/surfaces/mcp/logging.ts).
+ *   body, or an event stream when a tool call sends messages before its result: log messages (logging.ts), progress
+ *   notifications, requests to the client (call-io.ts, client-requests.ts). The client's answer to such a request is
+ *   a POST of a JSON-RPC response in the same session, answered 202.
  * - A browser on an origin the Host/Origin policy accepts gets CORS answers, its preflight included
  *   (runtime/core/http/cors.ts); any other origin is 403.
  * No API-version header is sent on MCP responses: MCP reports deprecation in `server_info`, except on the
@@ -35,10 +36,12 @@ import { releaseWhenWritten } from '../../core/http/response-done.ts'
 import { bodyLength, endWithBody, type Body } from '../../core/http/respond.ts'
 import { withRequestId } from '../../core/http/response.ts'
 import { applyCors, exposeTo, MCP_CORS } from '../../core/http/cors.ts'
-import { CREDENTIAL_BUSY, type LiveSession, type McpSessions } from './sessions.ts'
+import { CREDENTIAL_BUSY, sessionKey, type LiveSession, type McpSessions } from './sessions.ts'
 import { isJsonObject } from '../../core/json-object.ts'
 import { CallLog } from './logging.ts'
 import { StreamedAnswer } from './event-stream.ts'
+import { progressReport, progressTokenOf, type CallIo } from './call-io.ts'
+import { clientAbilities, ClientRequests, isClientAnswer } from './client-requests.ts'
 
 /** The unversioned `/mcp` was deprecated when `/v1/mcp` launched and removed on this date (00:00 UTC). */
 export const UNVERSIONED_SUNSET = '2026-06-25'
@@ -145,6 +148,8 @@ export function buildMcpRouter(d: McpEndpointDeps) {
 
   // One server for every 2025-era request of this process (legacy-mux.ts); sessions are ours (McpSessions).
   const mux = new LegacyMux()
+  // The requests 2025-era tool calls of this process sent their clients, waiting for the answers.
+  const clientRequests = new ClientRequests(config.mcp.clientAnswerMs)
   const legacyServer = createMcpServer(serverDeps)
   const connected = legacyServer.connect(mux)
 
@@ -236,6 +241,24 @@ export function buildMcpRouter(d: McpEndpointDeps) {
   }
 
   /**
+   * What a 2025-era tool call of `session` may send besides its result, on its answer `res`: log messages at the
+   * session's level, progress when the request carries a token, requests for what the client declared it answers.
+   * Undefined when none applies (the call then builds no stream).
+   */
+  function callIo(res: ServerResponse, headers: Record<string, string>, session: LiveSession, sessionId: string, params: unknown): { call: CallIo; stream: StreamedAnswer } | undefined {
+    const level = session.logLevel
+    const token = progressTokenOf(params)
+    const abilities = session.abilities
+    if (level === undefined && token === undefined && abilities === undefined) return undefined
+    const stream = new StreamedAnswer(res, headers)
+    const call: CallIo = {}
+    if (level !== undefined) call.log = new CallLog(level, (p) => stream.notify({ jsonrpc: '2.0', method: 'notifications/message', params: p }))
+    if (token !== undefined) call.progress = progressReport(token, (p) => stream.notify({ jsonrpc: '2.0', method: 'notifications/progress', params: p }))
+    if (abilities) call.asker = clientRequests.asker(stream, sessionKey(sessionId), abilities)
+    return { call, stream }
+  }
+
+  /**
    * A 2025-era message, checked as the SDK's Streamable HTTP transport checks it, then served by the shared server —
    * or, for a plain tool call (`plain`: what `plainLegacyCall` found), by the endpoint itself (`directToolCall`).
    */
@@ -262,22 +285,28 @@ export function buildMcpRouter(d: McpEndpointDeps) {
       session = await d.sessions.check(principal, sessionId)
       if (!session) return sendRpcError(res, 404, RPC.sessionNotFound, 'Session not found: it ended or expired; initialize a new one.', { id, headers })
     }
-    // A tool call of a session that set a log level may send log messages before its result: its answer then streams.
-    const level = session?.logLevel
-    const stream = level !== undefined && (body as { method?: unknown }).method === 'tools/call' ? new StreamedAnswer(res, headers) : undefined
-    const callLog = stream && new CallLog(level!, (params) => stream.notify({ jsonrpc: '2.0', method: 'notifications/message', params }))
+    // The client's answer to a request one of the session's tool calls sent it: routed to that call, if it still waits.
+    if (session && isClientAnswer(body)) {
+      clientRequests.answer(sessionKey(sessionId!), body)
+      res.writeHead(202, { 'Content-Length': '0', ...headers })
+      return void res.end()
+    }
+    // A tool call that may send messages before its result (log messages, progress, requests to the client) answers as
+    // an event stream from the first one on.
+    const io = session && (body as { method?: unknown }).method === 'tools/call' ? callIo(res, headers, session, sessionId!, (body as { params?: unknown }).params) : undefined
+    const stream = io?.stream
     const rawJson = new RawJson()
     try {
       const direct = plain && directToolCall(plain, d.catalog.tools)
       let answer: JSONRPCMessage | undefined
       if (direct) {
         // The SDK's answer: {result, jsonrpc, id}, in that order.
-        answer = { result: await dispatchTool(serverDeps, direct.tool.definition.name, direct.args, principal, rawJson, callLog), jsonrpc: '2.0', id: id as string | number } as JSONRPCMessage
+        answer = { result: await dispatchTool(serverDeps, direct.tool.definition.name, direct.args, principal, rawJson, io?.call), jsonrpc: '2.0', id: id as string | number } as JSONRPCMessage
       } else {
         await connected
         const auth = authInfoOf(principal)
         const extra: RequestExtra = { ...auth.extra, rawJson, sessionId }
-        if (callLog) extra.callLog = callLog
+        if (io) extra.io = io.call
         auth.extra = extra as Record<string, unknown>
         answer = await mux.dispatch(body as JSONRPCMessage, auth)
       }
@@ -288,8 +317,8 @@ export function buildMcpRouter(d: McpEndpointDeps) {
       }
       const extra: Record<string, string> = { ...headers }
       if (initialize && !('error' in answer)) {
-        const params = (body as { params: { protocolVersion: string; clientInfo?: { name?: string; version?: string } } }).params
-        const sid = await d.sessions.create(principal, { protocolVersion: params.protocolVersion, clientName: params.clientInfo?.name, clientVersion: params.clientInfo?.version })
+        const params = (body as { params: { protocolVersion: string; capabilities?: unknown; clientInfo?: { name?: string; version?: string } } }).params
+        const sid = await d.sessions.create(principal, { protocolVersion: params.protocolVersion, clientName: params.clientInfo?.name, clientVersion: params.clientInfo?.version, abilities: clientAbilities(params.capabilities) })
         if (sid === CREDENTIAL_BUSY) {
           const n = Math.min(config.mcp.sessionsPerCredential, config.mcp.sessionsPerAccount)
           return sendRpcError(res, 429, RPC.serverError, `This credential already has ${n} open MCP sessions, the most it may hold, and each was opened or used in the last ${Math.ceil(d.sessions.busyWithinMs / 1000)} seconds. End one (HTTP DELETE with its Mcp-Session-Id) or retry later: an idle one then makes room.`, { id, headers: { ...headers, 'Retry-After': String(Math.ceil(d.sessions.busyWithinMs / 1000)) } })
@@ -367,6 +396,8 @@ export function buildMcpRouter(d: McpEndpointDeps) {
       const path = (req.url ?? '').split('?')[0].replace(/\/$/, '')
       if ((path === '/v1/mcp' || path === '/mcp') && !refuseHostOrOrigin(req, policy)) exposeTo(res, origin, MCP_CORS)
     },
+    /** Requests to clients waiting for their answer in this process (tests check that none is left behind). */
+    clientRequestsWaiting: () => clientRequests.waiting,
     close: async () => {
       await modern.close()
       await legacyServer.close()

@@ -3,7 +3,7 @@
  * declaration, runtime/core/define.ts) taking the same parameters as its REST route, run by the same pipeline and
  * answering the same envelope and records. Nothing here names a resource.
  */
-import type { CallToolResult, LoggingLevel, Tool } from '@modelcontextprotocol/server'
+import type { CallToolResult, CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams, ElicitResult, LoggingLevel, Tool } from '@modelcontextprotocol/server'
 import { isApiError } from '../../core/errors.ts'
 import { planGet, planList } from '../../core/plan.ts'
 import { allOperations, fillPath, orgListOperation, queryParam, recordParam, type CompiledOperation } from '../../core/operations.ts'
@@ -36,6 +36,19 @@ export interface ToolContext {
    * level, during the call. Only what the caller may see: never a cause, SQL or a secret.
    */
   log?(level: LoggingLevel, data: unknown): void
+  /**
+   * Present when the request carried a progress token (`_meta.progressToken`): reports how far the call is
+   * (`notifications/progress` on the call's own answer). Each report's `progress` must exceed the last one's.
+   */
+  progress?(progress: number, total?: number, message?: string): void
+  /**
+   * Present when the client declared `sampling`: asks the client's model for a message (`sampling/createMessage`,
+   * runtime/surfaces/mcp/client-requests.ts). Rejects with `client_request_failed` when no usable answer comes; a
+   * tool that does not catch that answers with it as its error result.
+   */
+  sample?(params: CreateMessageRequestParams): Promise<CreateMessageResult>
+  /** Present when the client declared `elicitation` (form mode): asks its user (`elicitation/create`); as `sample`. */
+  elicit?(params: ElicitRequestFormParams): Promise<ElicitResult>
 }
 
 export type McpScope = 'mcp:read' | 'mcp:write'

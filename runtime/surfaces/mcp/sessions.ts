@@ -23,6 +23,8 @@
  * - The log level a session asked for (`logging/setLevel`, runtime/surfaces/mcp/logging.ts) is kept with it, so every process
  *   logs alike; the session check reads it with the session, at no extra cost. A change is announced to the other
  *   processes, which then ask the database again at the session's next request.
+ * - So is what its client declared it answers at `initialize` (sampling, elicitation: runtime/surfaces/mcp/client-requests.ts),
+ *   which never changes.
  * Times come from the injected clock, so expiry is testable.
  */
 import { hash as digest, randomBytes } from 'node:crypto'
@@ -31,6 +33,7 @@ import type { LoggingLevel } from '@modelcontextprotocol/server'
 import type { Principal } from '../../core/principal.ts'
 import type { Clock } from '../../core/config-types.ts'
 import type { Logger } from '../../core/log.ts'
+import type { ClientAbilities } from './client-requests.ts'
 import { CACHE_CHANNEL } from '../../core/cache/org-state.ts'
 import { errorCode } from '../../core/db/errors.ts'
 import { ApiError } from '../../core/errors.ts'
@@ -60,6 +63,8 @@ export const MAX_CONFIRMED = 10_000
 export interface LiveSession {
   /** The level it asked for with `logging/setLevel`; undefined when it never did (then it gets no log messages). */
   readonly logLevel?: LoggingLevel
+  /** What its client declared it answers; undefined: nothing (a tool call never asks it). */
+  readonly abilities?: ClientAbilities
 }
 
 interface Confirmed extends LiveSession {
@@ -69,19 +74,33 @@ interface Confirmed extends LiveSession {
   logLevel?: LoggingLevel
 }
 
-/** The check's answer for a session that set no level: shared, so a check allocates nothing for it. */
-const NO_LEVEL: LiveSession = Object.freeze({})
+/** The check's answer for a session that set no level and may be asked nothing: shared, so a check allocates nothing for it. */
+const PLAIN: LiveSession = Object.freeze({})
 
 export interface SessionInfo {
   protocolVersion: string
   clientName?: string
   clientVersion?: string
+  abilities?: ClientAbilities
+}
+
+/** A session's `client_capabilities` as stored: what it may be asked, or null for nothing. */
+const storedAbilities = (a: ClientAbilities | undefined) => (a?.sampling || a?.elicitation ? { ...(a.sampling ? { sampling: true } : {}), ...(a.elicitation ? { elicitation: true } : {}) } : null)
+const readAbilities = (v: unknown): ClientAbilities | undefined => {
+  if (typeof v !== 'object' || v === null) return undefined
+  const o = v as Record<string, unknown>
+  const a: ClientAbilities = {}
+  if (o.sampling === true) a.sampling = true
+  if (o.elicitation === true) a.elicitation = true
+  return a.sampling || a.elicitation ? a : undefined
 }
 
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/
 
 /** The id's SHA-256 as base64: the key of a remembered confirmation (one-shot `hash`: a quarter of `createHash`'s cost, paid on every call). */
 const hashKey = (id: string) => digest('sha256', id, 'base64')
+/** The key of a session in this process (its id's SHA-256, as the notices name it): who may answer its tool calls' requests. */
+export const sessionKey = hashKey
 /** The id's SHA-256, as stored in `mcp_sessions.id_hash`. */
 const hash = (id: string) => Buffer.from(hashKey(id), 'base64')
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -197,9 +216,10 @@ export class McpSessions {
         for (const e of ended) this.markEnded(e.key)
       }
       await tx`
-        INSERT INTO mcp_sessions (id_hash, account_id, user_id, credential_id, protocol_version, client_name, client_version, created_at, last_seen_at)
+        INSERT INTO mcp_sessions (id_hash, account_id, user_id, credential_id, protocol_version, client_name, client_version, created_at, last_seen_at, client_capabilities)
         VALUES (${hash(id)}, ${p.accountId}::bigint, ${p.userId}::bigint, ${p.credentialId}, ${info.protocolVersion},
-          ${info.clientName?.slice(0, 200) ?? null}, ${info.clientVersion?.slice(0, 100) ?? null}, ${iso(now)}::timestamptz, ${iso(now)}::timestamptz)`
+          ${info.clientName?.slice(0, 200) ?? null}, ${info.clientVersion?.slice(0, 100) ?? null}, ${iso(now)}::timestamptz, ${iso(now)}::timestamptz,
+          ${storedAbilities(info.abilities) as never}::jsonb)`
       return 'opened' as const
     }).catch((e: unknown) => {
       // Thrown to roll the deletions back: none of the credential's sessions is idle.
@@ -224,26 +244,27 @@ export class McpSessions {
     const c = this.confirmed.get(key)
     if (c && now - c.at < this.confirmMs && c.accountId === p.accountId && c.userId === p.userId) return c
     const h = Buffer.from(key, 'base64')
-    const rows = await this.sql<{ log_level: LoggingLevel | null }[]>`
+    const rows = await this.sql<{ log_level: LoggingLevel | null; client_capabilities: unknown }[]>`
       WITH s AS (
-        SELECT id_hash, last_seen_at, log_level FROM mcp_sessions
+        SELECT id_hash, last_seen_at, log_level, client_capabilities FROM mcp_sessions
         WHERE id_hash = ${h} AND account_id = ${p.accountId}::bigint AND user_id IS NOT DISTINCT FROM ${p.userId}::bigint
           AND last_seen_at > ${iso(now - this.o.idleMs)}::timestamptz
       ), touched AS (
         UPDATE mcp_sessions m SET last_seen_at = ${iso(now)}::timestamptz FROM s
         WHERE m.id_hash = s.id_hash AND s.last_seen_at < ${iso(now - this.touchMs)}::timestamptz
       )
-      SELECT log_level FROM s`
+      SELECT log_level, client_capabilities FROM s`
     this.confirmed.delete(key)
     if (rows.length !== 1) return undefined
     const logLevel = rows[0].log_level ?? undefined
+    const abilities = readAbilities(rows[0].client_capabilities)
     if (this.confirmMs > 0 && !this.ended.has(key)) {
       if (this.confirmed.size >= MAX_CONFIRMED) this.confirmed.delete(this.confirmed.keys().next().value!)
-      const entry: Confirmed = { accountId: p.accountId, userId: p.userId, at: now, logLevel }
+      const entry: Confirmed = { accountId: p.accountId, userId: p.userId, at: now, logLevel, abilities }
       this.confirmed.set(key, entry)
       return entry
     }
-    return logLevel === undefined ? NO_LEVEL : { logLevel }
+    return logLevel === undefined && abilities === undefined ? PLAIN : { logLevel, abilities }
   }
 
   /**
