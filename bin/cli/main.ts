@@ -19,7 +19,7 @@ import { migrate } from '../../runtime/platform/db/migrate.ts'
 import { resolvePepper } from '../../runtime/platform/secrets.ts'
 import { createLogger, type Logger } from '../../runtime/core/log.ts'
 import { AdminError } from '../../runtime/platform/admin.ts'
-import { ImportError } from '../../runtime/platform/import.ts'
+import { ImportError, renderIgnored, type IgnoredFields } from '../../runtime/platform/import.ts'
 import { adminArgsProblem, NEEDS_PEPPER, runAdminOp, type AdminOp } from '../../runtime/platform/admin-ops.ts'
 import { adminSocketPath, callAdminSocket } from '../../runtime/platform/admin-socket.ts'
 import { AdminSocketLost, callAdminSocketFramed } from '../../runtime/platform/admin-frames.ts'
@@ -115,7 +115,7 @@ async function adminSession<T>(config: Config, io: CliIO, fn: (call: AdminCall) 
       }
       reached = true
       if (reply.ok) return reply.result
-      if (reply.kind === 'import') throw new ImportError(reply.error ?? 'Import failed.')
+      if (reply.kind === 'import') throw new ImportError(reply.error ?? 'Import failed.', reply.problems ? { problems: reply.problems, unlisted: reply.unlisted ?? 0 } : undefined)
       throw new AdminError(reply.error ?? 'The server refused the operation.')
     })
   }
@@ -243,7 +243,8 @@ async function command(argv: string[], io: CliIO): Promise<void> {
       const { resolve } = await import('node:path')
       const events = progressRenderer(io.err, io.terminal, !!values.json)
       const again = values.again === true ? { again: true } : {}
-      const r = (await admin(config, io, 'import', { account: String(values.account), file: resolve(positionals[0]), ...again }, { events })) as { scanId: string; orgId: string; alreadyImported?: true }
+      const r = (await admin(config, io, 'import', { account: String(values.account), file: resolve(positionals[0]), ...again }, { events })) as { scanId: string; orgId: string; alreadyImported?: true; ignored?: IgnoredFields[] }
+      if (r.ignored && !values.json) for (const line of renderIgnored(r.ignored)) io.err(line)
       return print(!!values.json, r, () =>
         r.alreadyImported
           ? `org ${r.orgId} already has this scan (scan ${r.scanId}: the same start time and status); nothing written. --again imports it as another scan.`
@@ -344,7 +345,9 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     const code = e instanceof UsageError ? 2 : 1
     // Database errors from the driver: their message (no SQL text is in it), never a stack.
     const text = (known ? msg : msg.split('\n')[0]) + (e instanceof UsageError && e.pointsToHelp ? ` Run "${helpCommand(argv)}".` : '')
-    if (argv.includes('--json')) io.err(JSON.stringify({ error: { kind: e instanceof Error ? e.name : 'Error', message: text, exitCode: code } }))
+    // An invalid bundle's problems, each with its place, for a program to read.
+    const detail = e instanceof ImportError && e.problems ? { problems: e.problems, unlisted: e.unlisted } : {}
+    if (argv.includes('--json')) io.err(JSON.stringify({ error: { kind: e instanceof Error ? e.name : 'Error', message: text, exitCode: code, ...detail } }))
     else io.err(`orgscan: ${text}`)
     return code
   }

@@ -8,6 +8,7 @@
  *   R  the reply, as the JSON line would have been, last.
  */
 import net from 'node:net'
+import type { Problem } from './bundle/problems.ts'
 import type { ProgressEvent } from './bundle/progress.ts'
 
 export type FrameKind = 'D' | 'P' | 'R'
@@ -59,6 +60,9 @@ export interface AdminReply {
   result?: unknown
   error?: string
   kind?: string
+  /** An invalid bundle's problems (kind `import`), for the command's `--json`. */
+  problems?: Problem[]
+  unlisted?: number
 }
 
 /**

@@ -6,7 +6,8 @@
  *
  * Protocol: one request per connection, one JSON line each way:
  *   → {"op":"keys.create","args":{"account":"1"}}
- *   ← {"ok":true,"result":{…}} | {"ok":false,"error":"…","kind":"admin"|"import"|"internal"}
+ *   ← {"ok":true,"result":{…}} | {"ok":false,"error":"…","kind":"admin"|"import"|"internal"} (an invalid bundle's
+ *     reply also carries its "problems" and the count of the "unlisted" ones)
  * A request with `"frames":true` is answered with frames instead (admin-frames.ts): an export streams its bundle, and
  * imports and exports send their progress, to the command.
  * Requests are validated (admin-ops.ts) and bounded in size; secrets are returned to the caller, never logged.
@@ -18,7 +19,7 @@ import type { Logger } from '../core/log.ts'
 import { AdminError } from './admin.ts'
 import { ImportError } from './import.ts'
 import { runAdminOp, type AdminContext } from './admin-ops.ts'
-import { AdminSocketLost, encodeFrame } from './admin-frames.ts'
+import { AdminSocketLost, encodeFrame, type AdminReply } from './admin-frames.ts'
 import { drained } from './write-drain.ts'
 
 const MAX_REQUEST = 64 * 1024
@@ -75,7 +76,7 @@ export async function startAdminSocket(dataDir: string, ctx: AdminContext, log: 
       return { ok: true, result: await runAdminOp(opCtx, String(req.op), req.args ?? {}) }
     } catch (e) {
       if (e instanceof AdminError) return { ok: false, error: e.message, kind: 'admin' }
-      if (e instanceof ImportError) return { ok: false, error: e.message, kind: 'import' }
+      if (e instanceof ImportError) return { ok: false, error: e.message, kind: 'import', ...(e.problems ? { problems: e.problems, unlisted: e.unlisted } : {}) }
       log.error({ msg: 'admin socket: operation failed', op: String(req.op).slice(0, 64), err: e })
       return { ok: false, error: 'The server failed to run the operation; see its log.', kind: 'internal' }
     }
@@ -121,7 +122,7 @@ function framedContext(socket: net.Socket, ctx: AdminContext): AdminContext {
 }
 
 /** Sends one operation to a server's admin socket; resolves with its reply. */
-export function callAdminSocket(file: string, op: string, args: unknown): Promise<{ ok: boolean; result?: unknown; error?: string; kind?: string }> {
+export function callAdminSocket(file: string, op: string, args: unknown): Promise<AdminReply> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(file)
     let buf = ''

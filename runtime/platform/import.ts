@@ -12,6 +12,7 @@ import { isNdjsonFile, jsonFileSource, ndjsonFileSource, objectSource } from './
 import type { OrgInfo, ScanInfo } from './bundle/wire.ts'
 
 export { ImportError, importTargets, type ImportOptions, type ImportResult } from './bundle/import-bundle.ts'
+export { renderIgnored, type IgnoredFields, type Problem } from './bundle/problems.ts'
 export { OrgInfoSchema, ScanInfoSchema, type OrgInfo, type ScanInfo } from './bundle/wire.ts'
 
 export interface ScanBundle {

@@ -1,24 +1,34 @@
 /**
  * The import of one scan bundle from any source, streaming: each record is validated as it arrives and written at once
  * inside ONE transaction, which also flips the org's latest scan, so a reader never sees half a scan. Nothing is
- * written when anything is invalid: after the first problem nothing more is written, reading goes on to list every
- * problem (up to MAX_PROBLEMS), and the transaction is rolled back
- * (docs/adr/0040-ndjson-bundles-and-one-pass-import.md).
+ * written when anything is invalid: after the first problem nothing more is written, reading goes on to find every
+ * problem (the first MAX_LISTED listed with their places, the rest counted), and the transaction is rolled back
+ * (docs/adr/0040-ndjson-bundles-and-one-pass-import.md, docs/adr/0170-import-errors-for-people.md).
  */
-import * as v from 'valibot'
 import type postgres from 'postgres'
 import { errorCode, isConnectionFailure } from '../../core/db/errors.ts'
 import { columnName } from '../../core/fields.ts'
+import { isJsonObject } from '../../core/json-object.ts'
 import type { CompiledResource } from '../../core/registry.ts'
+import { checkObject, type Shape } from './check.ts'
+import { ProblemList, renderPlace, shown, type IgnoredFields, type Place, type Problem } from './problems.ts'
 import { ProgressCounter, type ProgressSink } from './progress.ts'
 import type { BundleSource } from './sources.ts'
 import { COPY_FROM, ScanWriter, TableWriteError, tableShape, type TableShape } from './table-writer.ts'
-import { ORG_FIELDS, OrgInfoSchema, recordSchema, ScanInfoSchema, unstorableValue, type OrgInfo, type ScanInfo } from './wire.ts'
+import { ORG_FIELDS, orgShape, recordShape, scanShape, type OrgInfo, type ScanInfo } from './wire.ts'
 
 export class ImportError extends Error {
-  constructor(message: string) {
+  /** An invalid bundle's problems (the first MAX_LISTED), and how many more it has. */
+  readonly problems?: Problem[]
+  readonly unlisted?: number
+
+  constructor(message: string, detail?: { problems: Problem[]; unlisted: number }) {
     super(message)
     this.name = 'ImportError'
+    if (detail) {
+      this.problems = detail.problems
+      this.unlisted = detail.unlisted
+    }
   }
 }
 
@@ -29,6 +39,8 @@ export interface ImportResult {
   counts: Record<string, number>
   /** The org already had this scan (same start time and status): nothing was written, `scanId` is the one it has. */
   alreadyImported?: true
+  /** Computed values the bundle held (as `GET` shows them), which the import ignored; absent when there were none. */
+  ignored?: IgnoredFields[]
 }
 
 export interface ImportOptions {
@@ -51,9 +63,6 @@ class AlreadyImported extends Error {
   }
 }
 
-/** Problems listed at most; reading stops after this many. */
-export const MAX_PROBLEMS = 20
-
 /** The resources that own a table written by imports (first declaration of each table, org scope, stored). */
 export function importTargets(resources: readonly CompiledResource[]): CompiledResource[] {
   const seen = new Set<string>()
@@ -66,8 +75,9 @@ export function importTargets(resources: readonly CompiledResource[]): CompiledR
 
 interface Target {
   shape: TableShape
-  schema: v.GenericSchema
-  ints: string[]
+  check: Shape
+  /** The field unique among a scan's records of the resource (its table's key), checked before the database sees it. */
+  key: string | undefined
   singleton: boolean
   summary: CompiledResource['decl']['orgSummary']
 }
@@ -75,9 +85,8 @@ interface Target {
 function targetsOf(resources: readonly CompiledResource[]): Map<string, Target> {
   return new Map(
     importTargets(resources).map((c) => {
-      const shape = tableShape(c)
-      const ints = shape.fields.filter((n) => c.fields.get(n)!.kind === 'int')
-      return [c.name, { shape, schema: recordSchema(c), ints, singleton: c.decl.kind === 'singleton', summary: c.decl.orgSummary }]
+      const singleton = c.decl.kind === 'singleton'
+      return [c.name, { shape: tableShape(c), check: recordShape(c), key: singleton ? undefined : c.tiebreak, singleton, summary: c.decl.orgSummary }]
     }),
   )
 }
@@ -88,71 +97,127 @@ export function targetNames(resources: readonly CompiledResource[]): { known: Se
   return { known: new Set(t.map((c) => c.name)), singletons: new Set(t.filter((c) => c.decl.kind === 'singleton').map((c) => c.name)) }
 }
 
-/** Validates one record; the problem, or undefined. */
-function check(target: Target, record: unknown): { ok: true; value: Record<string, unknown> } | { ok: false; problem: string } {
-  const r = v.safeParse(target.schema, record)
-  if (!r.success) return { ok: false, problem: v.summarize(r.issues).replace(/\n/g, '; ').slice(0, 300) }
-  const value = r.output as Record<string, unknown>
-  for (const n of target.ints) {
-    const x = value[n]
-    if (typeof x === 'number' && !Number.isSafeInteger(x)) return { ok: false, problem: `${n}: integer out of range (at most ±2^53 - 1)` }
+/** The computed values a bundle held, one entry per object kind (the org, the scan, a resource). */
+class IgnoredLog {
+  private readonly byKind = new Map<string, IgnoredFields>()
+
+  note(kind: string, place: () => Place, fields: string[]): void {
+    const e = this.byKind.get(kind)
+    if (!e) return void this.byKind.set(kind, { ...place(), fields: [...fields], records: 1 })
+    e.records++
+    for (const f of fields) if (!e.fields.includes(f)) e.fields.push(f)
   }
-  const bad = unstorableValue(value)
-  return bad ? { ok: false, problem: bad } : { ok: true, value }
+
+  list(): IgnoredFields[] | undefined {
+    return this.byKind.size ? [...this.byKind.values()] : undefined
+  }
 }
 
-/** Reads every item, validating, counting and tallying; `write` gets each valid record while no problem was seen. */
+/** Reports problems below `place` into `problems`. */
+const reportAt = (problems: ProblemList, place: () => Place) => (pointer: string, message: string) => {
+  const p = place()
+  problems.add({ ...p, pointer: p.pointer + pointer, message })
+}
+
+/** A key value as the duplicate check compares it: the raw id of a record, whether or not the rest of it is valid. */
+function keyOf(record: unknown, key: string): string | number | undefined {
+  if (!isJsonObject(record)) return undefined
+  const k = record[key]
+  return typeof k === 'string' || typeof k === 'number' ? k : undefined
+}
+
+/**
+ * Reads every item, checking, counting and tallying; `write` gets each valid record while no problem was seen. The
+ * keys seen are kept per resource (a number or a short text per record), so that a second record with a key names the
+ * first's place.
+ */
 async function readRecords(
   source: BundleSource,
   targets: Map<string, Target>,
-  problems: string[],
+  problems: ProblemList,
+  ignored: IgnoredLog,
   write: ((t: Target, rec: Record<string, unknown>) => Promise<void> | undefined) | undefined,
   progress: ProgressCounter,
 ): Promise<{ counts: Map<string, number>; summary: Record<string, Record<string, number>> }> {
   const counts = new Map<string, number>()
+  const keys = new Map<string, Map<string | number, number>>()
+  const firstPos = new Map<string, number>()
   const summary: Record<string, Record<string, number>> = {}
   for (const t of targets.values()) if (t.summary) summary[t.summary.field] = Object.fromEntries(Object.values(t.summary.buckets).map((b) => [b, 0]))
   for await (const item of source.items()) {
     if ('problem' in item) {
-      problems.push(item.problem)
-    } else {
-      const target = targets.get(item.resource)!
-      const n = (counts.get(item.resource) ?? 0) + 1
-      counts.set(item.resource, n)
-      progress.record(item.resource)
-      const r = check(target, item.record)
-      if (!r.ok) problems.push(`${item.where()}: ${r.problem}`)
-      else if (target.singleton && n > 1) problems.push(`${item.where()}: ${item.resource} is a singleton: one record per bundle`)
-      else {
-        if (target.summary) {
-          const bucket = target.summary.buckets[String(r.value[target.summary.countBy])]
-          if (bucket !== undefined) summary[target.summary.field][bucket]++
+      problems.add(item.problem)
+      continue
+    }
+    const { resource, pos } = item
+    const target = targets.get(resource)!
+    const n = (counts.get(resource) ?? 0) + 1
+    counts.set(resource, n)
+    progress.record(resource)
+    const place = () => source.placeOf(resource, pos)
+    if (target.singleton && n > 1) {
+      problems.add({ ...place(), message: `${resource} holds one record per bundle; the first is at ${renderPlace(source.placeOf(resource, firstPos.get(resource)!))}` })
+      continue
+    }
+    if (n === 1) firstPos.set(resource, pos)
+    const r = checkObject(target.check, item.record, reportAt(problems, place))
+    if (r.ignored.length) ignored.note(resource, place, r.ignored)
+    if (target.key) {
+      const k = keyOf(item.record, target.key)
+      if (k !== undefined) {
+        let seen = keys.get(resource)
+        if (!seen) keys.set(resource, (seen = new Map()))
+        const first = seen.get(k)
+        if (first !== undefined) {
+          const there = source.placeOf(resource, first)
+          const message = `${target.key} ${shown(k)} is used twice among ${resource} records: first at ${renderPlace({ ...there, pointer: `${there.pointer}/${target.key}` })}, again here`
+          reportAt(problems, place)(`/${target.key}`, message)
+          continue
         }
-        if (write && problems.length === 0) {
-          const wait = write(target, r.value)
-          if (wait) await wait
-        }
+        seen.set(k, pos)
       }
     }
-    if (problems.length >= MAX_PROBLEMS) break
+    if (!r.value) continue
+    if (target.summary) {
+      const bucket = target.summary.buckets[String(r.value[target.summary.countBy])]
+      if (bucket !== undefined) summary[target.summary.field][bucket]++
+    }
+    if (write && problems.count === 0) {
+      const wait = write(target, r.value)
+      if (wait) await wait
+    }
   }
   return { counts, summary }
 }
 
-function invalid(problems: string[]): ImportError {
-  const more = problems.length >= MAX_PROBLEMS ? `\n  (reading stopped after ${MAX_PROBLEMS} problems)` : ''
-  return new ImportError(`Invalid scan bundle:\n  ${problems.slice(0, MAX_PROBLEMS).join('\n  ')}${more}`)
+function invalid(problems: ProblemList): ImportError {
+  return new ImportError(problems.render(), { problems: problems.listed, unlisted: problems.unlisted })
 }
 
-function header(source: BundleSource, problems: string[]): { org: OrgInfo; scan: ScanInfo } | undefined {
-  problems.push(...source.headerProblems)
-  const org = v.safeParse(OrgInfoSchema, source.org)
-  if (!org.success) problems.push(`org: ${v.summarize(org.issues).replace(/\n/g, '; ')}`)
-  const scan = v.safeParse(ScanInfoSchema, source.scan)
-  if (!scan.success) problems.push(`scan: ${v.summarize(scan.issues).replace(/\n/g, '; ')}`)
-  const bad = org.success ? unstorableValue(org.output, 'org') : undefined
-  if (bad) problems.push(bad)
-  return org.success && scan.success && !bad && problems.length === 0 ? { org: org.output, scan: scan.output } : undefined
+/** An answer of the API (`{"data":…,"meta":…,"links":…}`) pasted where the object it carries belongs. */
+function isAnswer(x: unknown): boolean {
+  return isJsonObject(x) && 'data' in x && Object.keys(x).every((k) => k === 'data' || k === 'meta' || k === 'links')
+}
+
+/** The org or the scan of a bundle, checked; undefined when it has a problem. */
+function part(name: 'org' | 'scan', x: unknown, place: Place, shape: Shape, problems: ProblemList, ignored: IgnoredLog): Record<string, unknown> | undefined {
+  const what = name === 'org' ? "the org's identity and settings (docs/import.md)" : 'its status, times and score (docs/import.md)'
+  if (x === undefined) problems.add({ ...place, message: `${name} is missing: ${what}` })
+  else if (isAnswer(x)) problems.add({ ...place, message: `this is a whole answer of the API: put its data member here, the ${name} itself` })
+  else {
+    const r = checkObject(shape, x, reportAt(problems, () => place))
+    if (r.ignored.length) ignored.note(name, () => place, r.ignored)
+    return r.value
+  }
+  return undefined
+}
+
+function header(source: BundleSource, resources: readonly CompiledResource[], problems: ProblemList, ignored: IgnoredLog): { org: OrgInfo; scan: ScanInfo } | undefined {
+  for (const p of source.headerProblems) problems.add(p)
+  if (source.unreadable) return undefined
+  const org = part('org', source.org, source.orgPlace, orgShape(resources), problems, ignored)
+  const scan = part('scan', source.scan, source.scanPlace, scanShape(), problems, ignored)
+  return org && scan && problems.count === 0 ? { org: org as OrgInfo, scan: scan as ScanInfo } : undefined
 }
 
 /**
@@ -181,9 +246,10 @@ async function importFrom(
   opts: ImportOptions,
 ): Promise<ImportResult> {
   const targets = targetsOf(resources)
-  const problems: string[] = []
+  const problems = new ProblemList()
+  const ignored = new IgnoredLog()
   const progress = new ProgressCounter(opts.progress ?? (() => undefined), source.bytesRead)
-  const head = header(source, problems)
+  const head = header(source, resources, problems, ignored)
   const org = source.org as { salesforceId?: unknown } | undefined
   opts.progress?.({
     type: 'start', op: 'import', format: source.format, totalRecords: source.totalRecords, totalBytes: source.totalBytes,
@@ -191,8 +257,8 @@ async function importFrom(
   })
   if (!head) {
     // Nothing can be written; the records are still read for their problems.
-    const { counts } = await readRecords(source, targets, problems, undefined, progress)
-    if (problems.length < MAX_PROBLEMS) problems.push(...source.finish(counts))
+    const { counts } = await readRecords(source, targets, problems, ignored, undefined, progress)
+    for (const p of source.finish(counts)) problems.add(p)
     throw invalid(problems)
   }
   const result = await inTransaction(sql, async (tx) => {
@@ -200,8 +266,8 @@ async function importFrom(
     const writer = new ScanWriter(tx, scanId, opts.copy ? (opts.copyFrom ?? COPY_FROM) : undefined)
     let read
     try {
-      read = await readRecords(source, targets, problems, (t, rec) => writer.add(t.shape, rec), progress)
-      if (problems.length === 0) await writer.close()
+      read = await readRecords(source, targets, problems, ignored, (t, rec) => writer.add(t.shape, rec), progress)
+      if (problems.count === 0) await writer.close()
     } catch (e) {
       await writer.abort()
       if (e instanceof TableWriteError) {
@@ -210,25 +276,31 @@ async function importFrom(
       }
       throw e
     }
-    if (problems.length > 0) await writer.abort()
-    if (problems.length < MAX_PROBLEMS) problems.push(...source.finish(read.counts))
-    if (problems.length > 0) throw invalid(problems)
+    if (problems.count > 0) await writer.abort()
+    for (const p of source.finish(read.counts)) problems.add(p)
+    if (problems.count > 0) throw invalid(problems)
     const counts = Object.fromEntries([...targets.keys()].map((name) => [name, read.counts.get(name) ?? 0]))
     await finishScan(tx, head.org.salesforceId, scanId, head.scan, read.summary, counts)
-    return { scanId, orgId: head.org.salesforceId, counts }
+    return { scanId, orgId: head.org.salesforceId, counts, ...noted(ignored) }
   }).catch(async (e: unknown) => {
     if (!(e instanceof AlreadyImported)) throw e
     // Nothing was written; the bundle is still read through, so an invalid one is refused as always.
-    const { counts } = await readRecords(source, targets, problems, undefined, progress)
-    if (problems.length < MAX_PROBLEMS) problems.push(...source.finish(counts))
-    if (problems.length > 0) throw invalid(problems)
-    return { scanId: e.scanId, orgId: head.org.salesforceId, counts: {}, alreadyImported: true as const }
+    const { counts } = await readRecords(source, targets, problems, ignored, undefined, progress)
+    for (const p of source.finish(counts)) problems.add(p)
+    if (problems.count > 0) throw invalid(problems)
+    return { scanId: e.scanId, orgId: head.org.salesforceId, counts: {}, alreadyImported: true as const, ...noted(ignored) }
   })
   // Inside a caller's transaction (the first start's seed) nothing is committed yet, and VACUUM cannot run in one:
   // the caller vacuums once it has committed.
   if (!('alreadyImported' in result) && !('savepoint' in sql)) await vacuumLarge(sql, targets, result.counts)
   progress.finish()
   return result
+}
+
+/** `{ignored}` when the bundle held computed values, else nothing (a result without them stays as it was). */
+function noted(ignored: IgnoredLog): { ignored?: IgnoredFields[] } {
+  const list = ignored.list()
+  return list ? { ignored: list } : {}
 }
 
 /** Runs `fn` in a transaction of its own, or in a savepoint of the caller's transaction (rolled back alone on failure). */

@@ -7,23 +7,35 @@ import { createReadStream, openSync, readSync, closeSync, statSync, readFileSync
 import { isUtf8 } from 'node:buffer'
 import { NDJSON_FORMAT, NDJSON_VERSION } from './wire.ts'
 import { isJsonObject } from '../../core/json-object.ts'
+import { nearestName } from '../../core/nearest.ts'
+import { counted, nameOf, pointerToken, shown, type Place, type Problem } from './problems.ts'
 
-/** One record of a resource, or a problem of the source. `where` names it in a problem list. */
-export type SourceItem = { resource: string; record: unknown; where: () => string } | { problem: string }
+/**
+ * One record of a resource, or a problem of the source. `pos` places the record: its index among the resource's
+ * records in a JSON bundle, its line in an NDJSON one (`BundleSource.placeOf`).
+ */
+export type SourceItem = { resource: string; record: unknown; pos: number } | { problem: Problem }
 
 export interface BundleSource {
   format: 'json' | 'ndjson'
   /** The bundle's `org` and `scan`, not validated yet. */
   org: unknown
   scan: unknown
+  /** Where the org and the scan are. */
+  orgPlace: Place
+  scanPlace: Place
+  /** The place of a record (`pos` of its item). */
+  placeOf(resource: string, pos: number): Place
   /** Problems of the bundle as a whole, found before any record (not an object, no header). */
-  headerProblems: string[]
+  headerProblems: Problem[]
+  /** Nothing of the bundle could be read (not JSON, not UTF-8, no NDJSON header): its header problems say all there is. */
+  unreadable?: true
   totalRecords?: number
   totalBytes?: number
   bytesRead?: () => number
   items(): AsyncIterable<SourceItem>
   /** After the last item: problems of the end of the bundle, given the records read per resource. */
-  finish(counts: ReadonlyMap<string, number>): string[]
+  finish(counts: ReadonlyMap<string, number>): Problem[]
   /** Releases the file (an import that stopped before reading every item). */
   close?(): void
 }
@@ -34,34 +46,45 @@ export interface BundleSource {
  */
 export function objectSource(bundle: unknown, known: ReadonlySet<string>, singletons: ReadonlySet<string>): BundleSource {
   const b = isJsonObject(bundle) ? bundle : {}
-  const headerProblems = isJsonObject(bundle) ? [] : ['the bundle must be a JSON object {org, scan, data}']
-  for (const k of Object.keys(b)) if (k !== 'org' && k !== 'scan' && k !== 'data') headerProblems.push(`${k}: unknown member (a bundle has org, scan and data)`)
+  const headerProblems: Problem[] = isJsonObject(bundle) ? [] : [{ pointer: '', message: `the bundle must be a JSON object {"org":…,"scan":…,"data":…} (got ${shown(bundle)})` }]
+  for (const k of Object.keys(b)) {
+    if (k !== 'org' && k !== 'scan' && k !== 'data') headerProblems.push({ pointer: `/${pointerToken(k)}`, message: `${nameOf(k)} is not part of a bundle: a bundle has org, scan and data` })
+  }
   const data = b.data === undefined ? {} : b.data
-  if (!isJsonObject(data)) headerProblems.push('data: must be an object of records per resource')
+  if (!isJsonObject(data)) headerProblems.push({ pointer: '/data', message: `data must be an object of records per resource, such as {"fields":[…]} (got ${shown(data)})` })
   const entries = isJsonObject(data) ? Object.entries(data) : []
+  const names = [...known]
   let total = 0
   for (const [k, raw] of entries) if (known.has(k)) total += singletons.has(k) ? 1 : Array.isArray(raw) ? raw.length : 0
   return {
     format: 'json',
     org: b.org,
     scan: b.scan,
+    orgPlace: { pointer: '/org' },
+    scanPlace: { pointer: '/scan' },
+    placeOf: (resource, pos) => ({ pointer: singletons.has(resource) ? `/data/${resource}` : `/data/${resource}/${pos}` }),
     headerProblems,
     totalRecords: total,
     async *items() {
       for (const [name, raw] of entries) {
         if (!known.has(name)) {
-          yield { problem: `data.${name}: unknown resource` }
+          const near = nearestName(name, names)
+          yield { problem: { pointer: `/data/${pointerToken(name)}`, message: `${nameOf(name)} is not a resource${near ? `; did you mean ${near}?` : ' (the resources are listed in docs/reference/rest.md)'}` } }
           continue
         }
         if (singletons.has(name)) {
-          yield { resource: name, record: raw, where: () => `data.${name}` }
+          yield { resource: name, record: raw, pos: 0 }
           continue
         }
         if (!Array.isArray(raw)) {
-          yield { problem: `data.${name}: must be an array` }
+          const answer = isJsonObject(raw) && Array.isArray(raw.data)
+          const message = answer
+            ? `${name} must be a list of records: this is a whole list answer of the API, put its data member here`
+            : `${name} must be a list of records (got ${shown(raw)})`
+          yield { problem: { pointer: `/data/${name}`, message } }
           continue
         }
-        for (let i = 0; i < raw.length; i++) yield { resource: name, record: raw[i], where: () => `data.${name}[${i}]` }
+        for (let i = 0; i < raw.length; i++) yield { resource: name, record: raw[i], pos: i }
       }
     },
     finish: () => [],
@@ -103,15 +126,26 @@ export function isNdjsonFile(file: string): boolean {
 export function jsonFileSource(file: string, known: ReadonlySet<string>, singletons: ReadonlySet<string>): BundleSource {
   const bytes = readFileSync(file)
   // Bytes that are not UTF-8 are a corrupt transfer: refused, not imported as U+FFFD.
-  if (!isUtf8(bytes)) return { ...objectSource({}, known, singletons), headerProblems: ['not valid UTF-8'] }
+  if (!isUtf8(bytes)) return { ...objectSource({}, known, singletons), headerProblems: [{ pointer: '', message: 'the file is not valid UTF-8' }], unreadable: true }
   const text = bytes.toString('utf8').replace(/^\uFEFF/, '')
   let bundle: unknown
   try {
     bundle = JSON.parse(text)
   } catch (e) {
-    return { ...objectSource({}, known, singletons), headerProblems: [`not JSON: ${(e as Error).message.split('\n')[0]}`] }
+    return { ...objectSource({}, known, singletons), headerProblems: [notJson(text, e as Error)], unreadable: true }
   }
   return { ...objectSource(bundle, known, singletons), totalBytes: Buffer.byteLength(text) }
+}
+
+/** A JSON document that does not parse: the parser's sentence, with the line and column where it stopped. */
+function notJson(text: string, e: Error): Problem {
+  const first = e.message.split('\n')[0]
+  const at = /at position (\d+)/.exec(first)
+  if (!at) return { pointer: '', message: `the file is not JSON: ${first}` }
+  const upTo = text.slice(0, Number(at[1]))
+  const line = upTo.split('\n').length
+  const column = upTo.length - upTo.lastIndexOf('\n')
+  return { line, pointer: '', message: `the file is not JSON: ${first.replace(/ in JSON at position \d+.*/, '')} (column ${column})` }
 }
 
 /**
@@ -179,41 +213,52 @@ export async function ndjsonFileSource(file: string, known: ReadonlySet<string>)
     break
   }
   const header = first === undefined ? undefined : ndjsonHeader(first)
-  const headerProblems: string[] = []
-  if (!header) headerProblems.push(`line 1: not the header of an NDJSON bundle ({"format":"${NDJSON_FORMAT}","version":${NDJSON_VERSION},"org":…,"scan":…})`)
+  const headerProblems: Problem[] = []
+  const atLine = (line: number, message: string, resource?: string): { problem: Problem } => ({ problem: { line, resource, pointer: '', message } })
+  if (!header) headerProblems.push(atLine(1, `this is not the header of an NDJSON bundle ({"format":"${NDJSON_FORMAT}","version":${NDJSON_VERSION},"org":…,"scan":…})`).problem)
   else {
-    if (header.version !== NDJSON_VERSION) headerProblems.push(`line 1: version ${JSON.stringify(header.version)} is not supported (this orgscan reads version ${NDJSON_VERSION})`)
-    for (const k of Object.keys(header)) if (!['format', 'version', 'org', 'scan'].includes(k)) headerProblems.push(`line 1: unknown member "${k.slice(0, 40)}"`)
+    if (header.version !== NDJSON_VERSION) headerProblems.push({ line: 1, pointer: '/version', message: `version ${shown(header.version)} is not supported: this orgscan reads version ${NDJSON_VERSION}` })
+    for (const k of Object.keys(header)) {
+      if (!['format', 'version', 'org', 'scan'].includes(k)) headerProblems.push({ line: 1, pointer: `/${pointerToken(k)}`, message: `${nameOf(k)} is not part of the header: it has format, version, org and scan` })
+    }
   }
+  const names = [...known]
   let lineNo = 1
   let end: Record<string, unknown> | undefined
   let endLine = 0
   /** One line: an item to yield, the end line (undefined), or nothing (a blank line). */
   const item = (line: string, at: number): SourceItem | undefined => {
-    if (line === NOT_UTF8) return { problem: `line ${at}: not valid UTF-8` }
+    if (line === NOT_UTF8) return atLine(at, 'the line is not valid UTF-8')
     if (line.trim() === '') return undefined
-    if (end) return { problem: `line ${at}: nothing may follow the end line (line ${endLine})` }
+    if (end) return atLine(at, `nothing may follow the end line (line ${endLine})`)
     let x: unknown
     try {
       x = JSON.parse(line)
     } catch (e) {
-      return { problem: `line ${at}: not JSON (${(e as Error).message.split('\n')[0].slice(0, 100)})` }
+      const why = (e as Error).message.split('\n')[0].slice(0, 100).replace(/ in JSON at position (\d+).*/, (_, p: string) => ` (column ${Number(p) + 1})`)
+      return atLine(at, `the line is not JSON: ${why}`)
     }
     if (isJsonObject(x) && typeof x.resource === 'string' && 'record' in x && Object.keys(x).length === 2) {
       const resource = x.resource
-      return known.has(resource) ? { resource, record: x.record, where: () => `line ${at} (${resource})` } : { problem: `line ${at}: unknown resource "${resource.slice(0, 60)}"` }
+      if (known.has(resource)) return { resource, record: x.record, pos: at }
+      const near = nearestName(resource, names)
+      return { problem: { line: at, pointer: '/resource', message: `${nameOf(resource)} is not a resource${near ? `; did you mean ${near}?` : ' (the resources are listed in docs/reference/rest.md)'}` } }
     }
     if (isJsonObject(x) && x.end === true) {
       end = x
       endLine = at
       return undefined
     }
-    return { problem: `line ${at}: expected {"resource":…,"record":…} or the end line {"end":true,"counts":{…}}` }
+    return atLine(at, 'each line after the header is a record {"resource":…,"record":…}, and the last is the end line {"end":true,"counts":{…}}')
   }
   return {
     format: 'ndjson',
     org: header?.org,
     scan: header?.scan,
+    ...(header ? {} : { unreadable: true as const }),
+    orgPlace: { line: 1, pointer: '/org' },
+    scanPlace: { line: 1, pointer: '/scan' },
+    placeOf: (resource, pos) => ({ line: pos, resource, pointer: '/record' }),
     headerProblems,
     totalBytes,
     bytesRead: () => reader.stream.bytesRead,
@@ -225,7 +270,7 @@ export async function ndjsonFileSource(file: string, known: ReadonlySet<string>)
           for (const line of b) {
             const it = item(line, ++lineNo)
             if (it) yield it
-            if (it && 'problem' in it && it.problem.includes('nothing may follow')) return
+            if (it && 'problem' in it && it.problem.message.startsWith('nothing may follow')) return
           }
         }
       } finally {
@@ -234,15 +279,18 @@ export async function ndjsonFileSource(file: string, known: ReadonlySet<string>)
     },
     finish(counts) {
       if (!header) return []
-      if (!end) return [`the end line {"end":true,"counts":{…}} is missing: the file is truncated`]
+      if (!end) return [{ pointer: '', message: `the end line {"end":true,"counts":{…}} is missing after line ${lineNo}: the file is truncated` }]
       const declared = end.counts
-      if (!isJsonObject(declared)) return [`line ${endLine}: "counts" must be an object of record counts per resource`]
-      const problems: string[] = []
+      if (!isJsonObject(declared)) return [{ line: endLine, pointer: '/counts', message: `counts must be an object of record counts per resource (got ${shown(declared)})` }]
+      const problems: Problem[] = []
       for (const [k, n] of Object.entries(declared)) {
-        if (!known.has(k)) problems.push(`line ${endLine}: counts names an unknown resource "${k.slice(0, 60)}"`)
-        else if (n !== (counts.get(k) ?? 0)) problems.push(`line ${endLine}: counts says ${JSON.stringify(n)} ${k} records, the file holds ${counts.get(k) ?? 0}`)
+        const at = { line: endLine, pointer: `/counts/${pointerToken(k)}` }
+        if (!known.has(k)) problems.push({ ...at, message: `${nameOf(k)} is not a resource` })
+        else if (n !== (counts.get(k) ?? 0)) problems.push({ ...at, message: `counts says ${shown(n)} ${k} records, the file holds ${(counts.get(k) ?? 0).toLocaleString('en-US')}` })
       }
-      for (const [k, n] of counts) if (n > 0 && !Object.hasOwn(declared, k)) problems.push(`line ${endLine}: counts says nothing of ${k}, the file holds ${n} records`)
+      for (const [k, n] of counts) {
+        if (n > 0 && !Object.hasOwn(declared, k)) problems.push({ line: endLine, pointer: '/counts', message: `counts says nothing of ${k}, the file holds ${counted(n, 'record')}` })
+      }
       return problems
     },
   }

@@ -6,6 +6,7 @@ import * as v from 'valibot'
 import { f, fieldSchema, timestampSchema, type FieldSpec } from '../../core/fields.ts'
 import type { CompiledResource } from '../../core/registry.ts'
 import { checksum } from '../../core/org-id.ts'
+import { shapeOf, type Shape } from './check.ts'
 
 const ts = timestampSchema
 
@@ -47,9 +48,12 @@ export const ORG_FIELDS = {
   country: f.text({ nullable: true }), locale: f.text(), timeZone: f.text(), createdDate: f.ts(),
 } as const satisfies Record<keyof OrgInfo, FieldSpec>
 
-/** The `scans` columns of a bundle's `scan`. */
+/** The `scans` columns of a bundle's `scan`, described for the import's messages. */
 export const SCAN_FIELDS = {
-  status: f.text(), startedAt: f.ts(), completedAt: f.ts({ nullable: true }), score: f.int({ nullable: true }),
+  status: f.enum(['completed', 'failed', 'running', 'queued'], { description: 'How the scan ended: only a completed scan becomes the one served.' }),
+  startedAt: f.ts({ description: 'When the scan started.' }),
+  completedAt: f.ts({ nullable: true, description: 'When the scan finished; null for a scan that did not.' }),
+  score: f.int({ nullable: true, description: 'Health score of the scan, 0–100; null when it has none.' }),
 } as const satisfies Record<keyof ScanInfo, FieldSpec>
 
 /** NDJSON bundles: the header line's `format` and `version`. */
@@ -61,65 +65,30 @@ export function storedFields(c: CompiledResource): string[] {
   return [...c.fields].filter(([, spec]) => !spec.expr).map(([n]) => n)
 }
 
-/** The valibot schema of one imported record of a resource. */
-export function recordSchema(c: CompiledResource): v.GenericSchema {
-  const entries: Record<string, v.GenericSchema> = {}
-  for (const n of storedFields(c)) entries[n] = fieldSchema(c.fields.get(n)!)
-  return v.strictObject(entries)
-}
-
-const UNSTORABLE_CHAR = /[\u0000\p{Cs}]/u
-
-/** The problem of one scalar, or undefined. */
-function scalarProblem(x: unknown): string | undefined {
-  if (typeof x === 'string') {
-    // With the u flag, \p{Cs} matches only a surrogate that is not part of a pair.
-    const bad = UNSTORABLE_CHAR.exec(x)?.[0]
-    if (bad === undefined) return undefined
-    return bad === '\u0000' ? 'text must not contain the NUL character' : 'text must be well-formed Unicode (a lone surrogate)'
-  }
-  return typeof x === 'number' && !Number.isFinite(x) ? 'number must be finite' : undefined
-}
-
-/** Whether a value holds anything `scalarProblem` refuses (a walk without allocations: most records are fine). */
-function storable(x: unknown): boolean {
-  if (typeof x === 'string' || typeof x === 'number') return scalarProblem(x) === undefined
-  if (typeof x !== 'object' || x === null) return true
-  if (Array.isArray(x)) {
-    for (let i = 0; i < x.length; i++) if (!storable(x[i])) return false
-    return true
-  }
-  for (const k in x) if (!storable(k) || !storable((x as Record<string, unknown>)[k])) return false
-  return true
-}
-
-/** The path and problem of the first unstorable value in `x`. */
-function locate(x: unknown, path: string): string | undefined {
-  const own = scalarProblem(x)
-  if (own) return `${path || 'value'}: ${own}`
-  if (typeof x !== 'object' || x === null) return undefined
-  if (Array.isArray(x)) {
-    for (let i = 0; i < x.length; i++) {
-      const p = locate(x[i], `${path}[${i}]`)
-      if (p) return p
-    }
-    return undefined
-  }
-  for (const [k, y] of Object.entries(x)) {
-    const at = path ? `${path}.${k.slice(0, 40)}` : k.slice(0, 40)
-    const p = scalarProblem(k) ? `${at} (key): ${scalarProblem(k)}` : locate(y, at)
-    if (p) return p
-  }
-  return undefined
+/** What one record of a resource must hold: its stored fields; its derived ones (`expr`) are computed, never imported. */
+export function recordShape(c: CompiledResource): Shape {
+  const single = c.decl.kind === 'singleton'
+  const fields = new Map(storedFields(c).map((n) => [n, { spec: c.fields.get(n)!, schema: fieldSchema(c.fields.get(n)!) }]))
+  const computed = [...c.fields].filter(([, spec]) => spec.expr).map(([n]) => n)
+  return shapeOf(single ? `the ${c.name} record` : `a ${c.name} record`, single ? `the ${c.name} record` : `${c.name} records`, fields, computed)
 }
 
 /**
- * What the field schemas cannot say and the database cannot store: text that is not well-formed Unicode or holds
- * the NUL character (PostgreSQL's text and jsonb refuse both) and numbers that are not finite, anywhere in a value.
- * Returns the path and the problem of the first such value, or undefined.
+ * What a bundle's `org` must hold. The registry's org resource (the account-scoped one, keyed by salesforceId) gives
+ * the descriptions, and its fields the bundle does not carry are the ones the service computes from the scans it
+ * imports (lastScanDate, score, …): what `GET /v1/orgs/{orgId}` shows of them is accepted and ignored.
  */
-export function unstorableValue(value: unknown, path = ''): string | undefined {
-  return storable(value) ? undefined : locate(value, path)
+export function orgShape(resources: readonly CompiledResource[]): Shape {
+  const declared = resources.find((c) => c.decl.scope === 'account' && c.decl.id?.field === 'salesforceId')?.fields
+  const entries = OrgInfoSchema.entries as Record<string, v.GenericSchema>
+  const fields = new Map(Object.entries(ORG_FIELDS).map(([n, spec]) => [n, { spec: { ...spec, description: declared?.get(n)?.description }, schema: entries[n] }]))
+  return shapeOf('the org', 'the org', fields, [...(declared?.keys() ?? [])].filter((n) => !fields.has(n)))
+}
+
+/** What a bundle's `scan` must hold. */
+export function scanShape(): Shape {
+  const entries = ScanInfoSchema.entries as Record<string, v.GenericSchema>
+  return shapeOf('the scan', 'the scan', new Map(Object.entries(SCAN_FIELDS).map(([n, spec]) => [n, { spec, schema: entries[n] }])), [])
 }
 
 /** The lines of the NDJSON bundle of a bundle object — header, one per record, end — each without its newline. */
