@@ -206,6 +206,8 @@ function schemaPhrase(issue: v.BaseIssue<unknown>): string {
 /** One issue of the validator as a sentence about `subject`; `spec` when the issue is about the declared field itself. */
 function issueMessage(subject: string, issue: v.BaseIssue<unknown>, spec: FieldSpec | undefined): string {
   const got = ` (got ${shown(issue.input)})`
+  // JSON's 1e999 parses as Infinity, which passes as a number: said once, whatever the field's kind.
+  if (typeof issue.input === 'number' && !Number.isFinite(issue.input)) return `${subject} must be a finite number${got}`
   if (issue.kind === 'schema') {
     if (OBJECT_TYPES.has(issue.type) && issue.input === undefined && issue.expected?.startsWith('"')) return `${subject} is required`
     if (issue.expected === 'never') return `${subject} is not expected here`

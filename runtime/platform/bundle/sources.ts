@@ -286,7 +286,7 @@ export async function ndjsonFileSource(file: string, known: ReadonlySet<string>)
       for (const [k, n] of Object.entries(declared)) {
         const at = { line: endLine, pointer: `/counts/${pointerToken(k)}` }
         if (!known.has(k)) problems.push({ ...at, message: `${nameOf(k)} is not a resource` })
-        else if (n !== (counts.get(k) ?? 0)) problems.push({ ...at, message: `counts says ${shown(n)} ${k} records, the file holds ${(counts.get(k) ?? 0).toLocaleString('en-US')}` })
+        else if (n !== (counts.get(k) ?? 0)) problems.push({ ...at, message: `counts says ${shown(n)} ${k} record${n === 1 ? '' : 's'}, the file holds ${(counts.get(k) ?? 0).toLocaleString('en-US')}` })
       }
       for (const [k, n] of counts) {
         if (n > 0 && !Object.hasOwn(declared, k)) problems.push({ line: endLine, pointer: '/counts', message: `counts says nothing of ${k}, the file holds ${counted(n, 'record')}` })
