@@ -120,11 +120,20 @@ t.test('an org and records pasted from the API import; what the service computes
       { ...where(format, bundle, '/data/licenseUsages/0'), fields: ['remaining'], records: 2 },
     ], `${format}: --json lists them`)
 
-    // The whole answer, envelope and all, where the org belongs.
-    await refused(t, format, { ...bundle, org: { data: org } }, [
-      'orgscan: The scan bundle has 1 problem; nothing was imported.',
+    // Whole answers, envelope and all, where the org and a record belong.
+    const record = (await ts.get(`/v1/orgs/${orgId}/connectedApps/1`, auth)).body
+    const answers = { ...bundle, org: { data: org }, data: { ...bundle.data, connectedApps: [record, example.data.connectedApps[1]] } }
+    await refused(t, format, answers, [
+      'orgscan: The scan bundle has 2 problems; nothing was imported.',
       `  ${at(format, bundle, '/org')}: this is a whole answer of the API: put its data member here, the org itself`,
+      `  ${at(format, bundle, '/data/connectedApps/0')}: this is a whole answer of the API: put its data member here, the record itself`,
     ])
+    if (format === 'json') {
+      await refused(t, format, { ...bundle, data: { ...bundle.data, orgLimits: (await ts.get(`/v1/orgs/${orgId}/orgLimits`, auth)).body } }, [
+        'orgscan: The scan bundle has 1 problem; nothing was imported.',
+        '  /data/orgLimits: orgLimits must be a list of records: this is a whole list answer of the API, put its data member here',
+      ])
+    }
   }
 })
 

@@ -160,6 +160,10 @@ async function readRecords(
       continue
     }
     if (n === 1) firstPos.set(resource, pos)
+    if (isAnswer(item.record) && !target.check.fields.has('data')) {
+      problems.add({ ...place(), message: 'this is a whole answer of the API: put its data member here, the record itself' })
+      continue
+    }
     const r = checkObject(target.check, item.record, reportAt(problems, place))
     if (r.ignored.length) ignored.note(resource, place, r.ignored)
     if (target.key) {
