@@ -43,8 +43,11 @@ export function shapeOf(one: string, of: string, fields: ReadonlyMap<string, Fie
   }
 }
 
-/** Reports one problem: the pointer below the object's, and the sentence. */
-export type Report = (pointer: string, message: string) => void
+/**
+ * Reports one problem: the pointer below the object's, and the sentence — or a function making it, for a sentence that
+ * costs a search (`did you mean …`), made only while problems are still listed.
+ */
+export type Report = (pointer: string, message: string | (() => string)) => void
 
 export interface Checked {
   /** The object as imported (absent when it has a problem). */
@@ -104,7 +107,7 @@ function explain(shape: Shape, x: unknown, report: Report): Checked {
     if (shape.fields.has(key)) continue
     if (shape.computed.has(key)) ignored.push(key)
     else {
-      say(`/${pointerToken(key)}`, `${nameOf(key)} is not a field of ${shape.of}${fieldsHint(shape, key)}`)
+      say(`/${pointerToken(key)}`, () => `${nameOf(key)} is not a field of ${shape.of}${fieldsHint(shape, key)}`)
     }
   }
   return bad > 0 ? { ignored } : { value, ignored }

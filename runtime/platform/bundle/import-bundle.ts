@@ -10,7 +10,7 @@ import { errorCode, isConnectionFailure } from '../../core/db/errors.ts'
 import { columnName } from '../../core/fields.ts'
 import { isJsonObject } from '../../core/json-object.ts'
 import type { CompiledResource } from '../../core/registry.ts'
-import { checkObject, type Shape } from './check.ts'
+import { checkObject, type Report, type Shape } from './check.ts'
 import { ProblemList, renderPlace, shown, type IgnoredFields, type Place, type Problem } from './problems.ts'
 import { ProgressCounter, type ProgressSink } from './progress.ts'
 import type { BundleSource } from './sources.ts'
@@ -113,10 +113,10 @@ class IgnoredLog {
   }
 }
 
-/** Reports problems below `place` into `problems`. */
-const reportAt = (problems: ProblemList, place: () => Place) => (pointer: string, message: string) => {
+/** Reports problems below `place` into `problems` (a sentence made by a function is made only while it is listed). */
+const reportAt = (problems: ProblemList, place: () => Place): Report => (pointer, message) => {
   const p = place()
-  problems.add({ ...p, pointer: p.pointer + pointer, message })
+  problems.add({ ...p, pointer: p.pointer + pointer, message: typeof message === 'string' ? message : problems.full ? '' : message() })
 }
 
 /** A key value as the duplicate check compares it: the raw id of a record, whether or not the rest of it is valid. */

@@ -81,6 +81,11 @@ export class ProblemList {
 
   constructor(private readonly max = MAX_LISTED) {}
 
+  /** Whether a further problem is only counted. */
+  get full(): boolean {
+    return this.listed.length >= this.max
+  }
+
   get count(): number {
     return this.listed.length + this.unlisted
   }
