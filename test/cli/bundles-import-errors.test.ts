@@ -122,7 +122,7 @@ t.test('an org and records pasted from the API import; what the service computes
 
     // Whole answers, envelope and all, where the org and a record belong.
     const record = (await ts.get(`/v1/orgs/${orgId}/connectedApps/1`, auth)).body
-    const answers = { ...bundle, org: { data: org }, data: { ...bundle.data, connectedApps: [record, example.data.connectedApps[1]] } }
+    const answers = { ...bundle, org: { data: org }, data: { ...bundle.data, connectedApps: [record, copy().data.connectedApps[1]] } }
     await refused(t, format, answers, [
       'orgscan: The scan bundle has 2 problems; nothing was imported.',
       `  ${at(format, bundle, '/org')}: this is a whole answer of the API: put its data member here, the org itself`,
