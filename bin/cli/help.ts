@@ -46,7 +46,7 @@ DATABASE_URL by serve, keys create and clients create; openssl rand -base64 48 m
   docs: 'Usage: orgscan docs [--out DIR] [--json]\nWrites docs/openapi.json, docs/reference/{rest,mcp,errors}.md, client/generated.ts and client/package.json from the registry (default: into this installation).',
   import:
     'Usage: orgscan import --account ID FILE [--again] [--json]\nImports one scan bundle in one transaction: JSON ({org, scan, data}) or NDJSON (a header line, one line per\n' +
-    'record, an end line; read in constant memory). Nothing is written when anything is invalid: every problem is named with\n' +
+    'record, an end line; read line by line). Nothing is written when anything is invalid: every problem is named with\n' +
     'its place (a JSON pointer, and the line in NDJSON), the first 100 listed and the rest counted (with --json, as "problems").\n' +
     'Values the service computes (an org or records pasted from the API: lastScanDate, orgLimits.used, …) are ignored, with a note.\n' +
     'A scan the org already has (the same startedAt and status) is not imported twice: nothing is written and the command\n' +
