@@ -96,7 +96,9 @@ window.ui.initOAuth(${JSON.stringify(oauth ? { clientId: oauth.clientId, scopes:
 `
 }
 
-const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'"
+/** The page may fetch from its own origin, and from the OAuth server's when that is another (its token endpoint). */
+const csp = (issuer: string | undefined) =>
+  `default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'${issuer ? ` ${new URL(issuer).origin}` : ''}; frame-ancestors 'none'; base-uri 'none'`
 
 /** `oauth`: asked at each request of the page's script (the service's addresses are known once it listens). */
 export function buildReferenceRoutes(oauth: () => ReferencePageOAuth | undefined = () => undefined): Routes {
@@ -112,7 +114,7 @@ export function buildReferenceRoutes(oauth: () => ReferencePageOAuth | undefined
       'Content-Type': type,
       'Content-Length': Buffer.byteLength(body),
       'Cache-Control': `public, max-age=${maxAge}`,
-      'Content-Security-Policy': CSP,
+      'Content-Security-Policy': csp(oauth()?.issuer),
       'X-Content-Type-Options': 'nosniff',
     })
     res.end(res.req.method === 'HEAD' ? undefined : body)
