@@ -29,6 +29,8 @@ import { createPipeline } from '../platform/pipeline/pipeline.ts'
 import { FairShare } from '../platform/pipeline/fair-share.ts'
 import { PreparedShapes } from '../core/db/prepared-shapes.ts'
 import { createOAuthServer, type OAuthServer } from '../platform/oauth/server.ts'
+import { keepReferencePageClient, REFERENCE_PAGE_CLIENT_ID } from '../platform/oauth/clients.ts'
+import { buildFaviconRoutes } from '../platform/http/favicon.ts'
 import { ResponseCache } from '../core/cache/response-cache.ts'
 import { TotalCache } from '../core/cache/totals.ts'
 import { applyCacheNotification, CACHE_CHANNEL, OrgStateCache } from '../core/cache/org-state.ts'
@@ -241,11 +243,24 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     // Routers are asked in order until one has the path (no path is in two of them): the busiest first.
     const separateMcp = config.mcp.port !== undefined
     const restRoutes = buildRestRouter(ctx)
-    const others = [buildDiscoveryRoutes(vt, 'rest', clock), health, buildReferenceRoutes()]
+    // The reference page signs in through the service's own client; it is told the issuer when "Authorize" must go
+    // to another origin than its own (a separate MCP listener without a public URL).
+    const referenceOAuth = () => {
+      let issuer: string | undefined
+      try {
+        const u = o.urls()
+        if (u.issuer !== u.restResource.replace(/\/v1$/, '')) issuer = u.issuer
+      } catch {
+        // Asked in the instant between listening and knowing the addresses: the page's own origin.
+      }
+      return { clientId: REFERENCE_PAGE_CLIENT_ID, issuer }
+    }
+    const favicon = buildFaviconRoutes()
+    const others = [buildDiscoveryRoutes(vt, 'rest', clock), health, buildReferenceRoutes(referenceOAuth), favicon]
     const server = await listen(createHttpServer(separateMcp ? [restRoutes, ...others] : [restRoutes, mcp.routes, ...others, o.routes], options), config.port, config.host)
     servers.push(server)
     // The MCP listener serves no REST path: its answers carry no REST version header.
-    if (separateMcp) servers.push(await listen(createHttpServer([mcp.routes, buildDiscoveryRoutes(vt, 'mcp', clock), health, o.routes], { ...options, headersFor: undefined }), config.mcp.port!, config.host))
+    if (separateMcp) servers.push(await listen(createHttpServer([mcp.routes, buildDiscoveryRoutes(vt, 'mcp', clock), health, o.routes, favicon], { ...options, headersFor: undefined }), config.mcp.port!, config.host))
     if (metrics && !opts.worker) {
       const registry = metrics.registry
       adminServer = await listen(createAdminServer({ text: () => registry.metrics(), contentType: registry.contentType }), config.admin.port!, config.admin.host)
@@ -258,6 +273,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       restResource: `${publicUrl ?? address(server)}/v1`,
       mcpResource: `${publicUrl ?? address(servers.at(-1)!)}/v1/mcp`,
     })
+    await keepReferencePageClient(db.sql, publicUrl ?? address(server), new Date(clock()))
     const adminChanged = (c: { account?: string; key?: string; oauth?: boolean }) => {
       // Orgs, scans and grants may have changed (an import, accounts or users commands): drop what may be stale.
       h.orgs.invalidate()

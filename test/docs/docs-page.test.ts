@@ -1,7 +1,7 @@
 /**
  * The reference page at GET /docs in a real browser (Debian's chromium through playwright-core), with no internet:
  * every resource's endpoints appear, and "Try it out" with an API key gets a 200 from the running service. A
- * screenshot is kept in test/artifacts/. Skipped with a message when /usr/bin/chromium is absent (test/helpers/browser.ts).
+ * screenshot is kept in test/artifacts/. On a phone: docs-phone.test.ts; signing in with OAuth: docs-sign-in.test.ts. Skipped with a message when /usr/bin/chromium is absent (test/helpers/browser.ts).
  */
 import { t } from '../helpers/file-test.ts'
 import { launchBrowser } from '../helpers/browser.ts'
@@ -51,31 +51,6 @@ if (launched) {
     t.equal((await status.textContent())?.trim(), '200', 'the request from the page succeeds')
     await page.screenshot({ path: `${artifacts}docs-try-it.png`, fullPage: false })
     t.same(outside, [], 'nothing is loaded from outside the service')
-    await page.close()
-  })
-
-  t.test('"Authorize" with OAuth starts a sign-in with PKCE and comes back to a page the service serves', async (t) => {
-    const redirect = `${ts.url}/docs/oauth2-redirect.html`
-    const back = await fetch(redirect)
-    t.equal(back.status, 200, 'the redirect page is served')
-    const reg = await fetch(`${ts.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'Reference page', redirect_uris: [redirect] }) })
-    const clientId = ((await reg.json()) as { client_id: string }).client_id
-    const page = await browser.newPage()
-    await page.goto(`${ts.url}/docs`)
-    await page.waitForSelector('.opblock-summary-path', { timeout: 30_000 })
-    await page.click('.auth-wrapper .authorize')
-    const modal = page.locator('.modal-ux')
-    const oauth = modal.locator('.auth-container', { has: page.locator('input[id^="client_id"]') }).first()
-    await oauth.locator('input[id^="client_id"]').fill(clientId)
-    const popup = page.waitForEvent('popup')
-    await oauth.locator('button.authorize').click()
-    const signIn = await popup
-    await signIn.waitForLoadState()
-    const asked = new URL(signIn.url())
-    t.equal(asked.pathname, '/oauth/sign-in', `the sign-in page opened, not a 400 (${asked.pathname})`)
-    t.match(await signIn.content(), /password/i, 'a sign-in form')
-    await page.screenshot({ path: `${artifacts}docs-oauth.png` })
-    await signIn.close()
     await page.close()
   })
 }

@@ -6,7 +6,7 @@
  */
 import type { Test } from 'tap'
 import { existsSync, mkdirSync } from 'node:fs'
-import type { Browser } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 
 export const CHROMIUM = '/usr/bin/chromium'
 
@@ -23,4 +23,25 @@ export async function launchBrowser(t: Test, opts: { args?: string[] } = {}): Pr
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', ...(opts.args ?? [])] })
   t.teardown(() => browser.close())
   return { browser, artifacts }
+}
+
+/**
+ * What a page's console would show a developer as a problem: errors and warnings logged (a resource answered 4xx or
+ * 5xx is one, favicon included), uncaught exceptions, and answers of 400 or more to anything the pages requested.
+ * Chromium's verbose hints (e.g. an input without autocomplete) are not problems.
+ */
+export function consoleProblems(context: BrowserContext): string[] {
+  const problems: string[] = []
+  const watch = (page: Page) => {
+    page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text().slice(0, 300)} (${m.location().url})`)
+    })
+    page.on('pageerror', (e) => problems.push(`uncaught: ${e.message.slice(0, 300)} (${page.url()})`))
+    page.on('response', (r) => {
+      if (r.status() >= 400) problems.push(`HTTP ${r.status()} ${r.url()}`)
+    })
+  }
+  for (const p of context.pages()) watch(p)
+  context.on('page', watch)
+  return problems
 }

@@ -98,7 +98,7 @@ t.test('OAuth: registration, token and revocation answer any origin; so do the m
     t.equal(r.status, 204, path)
     t.equal(r.headers.get('access-control-allow-origin'), '*')
     t.equal(r.headers.get('access-control-allow-methods'), 'POST')
-    t.equal(r.headers.get('access-control-allow-headers'), 'Authorization, Content-Type')
+    t.equal(r.headers.get('access-control-allow-headers'), 'Authorization, Content-Type, X-Requested-With')
     const plain = await fetch(`${issuer}${path}`, { method: 'OPTIONS' })
     t.equal(plain.status, 204, 'an OPTIONS that is no preflight names the methods')
     t.equal(plain.headers.get('allow'), 'POST, OPTIONS')

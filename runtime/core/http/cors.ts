@@ -81,9 +81,12 @@ export const METADATA_CORS: CorsPolicy = {
   exposeHeaders: '',
 }
 
-/** The OAuth endpoints a browser client posts to. */
+/**
+ * The OAuth endpoints a browser client posts to. Swagger UI (the reference page, when the OAuth server is on another
+ * origin) sends `X-Requested-With` with its token request.
+ */
 export const OAUTH_CORS: CorsPolicy = {
   methods: 'POST',
-  allowHeaders: 'Authorization, Content-Type',
+  allowHeaders: 'Authorization, Content-Type, X-Requested-With',
   exposeHeaders: 'WWW-Authenticate, Retry-After, X-Request-Id',
 }

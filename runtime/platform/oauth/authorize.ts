@@ -11,11 +11,12 @@
  * their forms (each with a CSRF token derived from the request and the cookie) and the upstream callback only
  * continue a sign-in this service started in that browser; anything else is 400. Before the first sign-in of a user
  * to an automatically registered client, the user approves it on a consent page naming the client, the host it
- * will be sent to and the scopes.
+ * will be sent to and the scopes. The reference page's own client asks no consent (its code only ever comes back
+ * to the service's own page) and gets tokens for the REST API only.
  */
 import { randomBytes } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { findClient, redirectUriMatches } from './clients.ts'
+import { findClient, redirectUriMatches, REFERENCE_PAGE_CLIENT_ID, type OAuthClient } from './clients.ts'
 import { BROWSER_COOKIE, csrfToken, requestedScopes, resolveResource, type OAuthContext } from './context.ts'
 import { randomToken, s256, safeEqual, verifyPassword } from './crypto.ts'
 import { REQUEST_TTL_MS, type AuthRequest } from './grants.ts'
@@ -28,6 +29,9 @@ const CHALLENGE = /^[A-Za-z0-9._~-]{43,128}$/
 const REQUEST_ID = /^[A-Za-z0-9_-]{43}$/
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
+
+/** Clients anyone registered need the user's consent; an administrator's, and the reference page's, do not. */
+const asksConsent = (client: OAuthClient): boolean => client.accountId === null && client.clientId !== REFERENCE_PAGE_CLIENT_ID
 
 export function authorizeHandlers(o: OAuthContext): Record<'authorize' | 'signInPage' | 'signIn' | 'consent' | 'upstream' | 'callback', Handler> {
   const secure = () => o.urls().issuer.startsWith('https:')
@@ -92,7 +96,7 @@ export function authorizeHandlers(o: OAuthContext): Record<'authorize' | 'signIn
   async function proceed(res: ServerResponse, c: { r: AuthRequest; id: string; browser: string }, userId: string): Promise<void> {
     const client = await findClient(o.sql, c.r.clientId)
     if (!client || client.revoked) return badRequest(res, 'The application is no longer registered.')
-    if (client.accountId === null && !(await o.grants.hasConsent(userId, client.clientId, c.r.scopes))) {
+    if (asksConsent(client) && !(await o.grants.hasConsent(userId, client.clientId, c.r.scopes))) {
       await o.grants.setUser(c.r.idHash, userId)
       const [u] = await o.sql`SELECT email FROM users WHERE id = ${userId}::bigint`
       return sendPage(res, 200, 'Allow access?', consentPage({
@@ -140,6 +144,9 @@ export function authorizeHandlers(o: OAuthContext): Record<'authorize' | 'signIn
       if ('invalid' in scopes) return toClient(res, back, { error: 'invalid_scope', error_description: scopes.invalid })
       const resource = resolveResource(q.get('resource'), o.urls())
       if (!resource) return toClient(res, back, { error: 'invalid_target', error_description: `resource must be ${o.urls().mcpResource} or ${o.urls().restResource}.` })
+      if (client.clientId === REFERENCE_PAGE_CLIENT_ID && resource !== o.urls().restResource) {
+        return toClient(res, back, { error: 'invalid_target', error_description: `The reference page's client is for the REST API only (${o.urls().restResource}).` })
+      }
       const known = cookie(req, BROWSER_COOKIE)
       const browser = known && /^[A-Za-z0-9_-]{43}$/.test(known) ? known : randomToken()
       const id = await o.grants.createRequest({ browser, clientId: client.clientId, redirectUri, state, scopes: scopes.scopes, resource, codeChallenge: challenge, now: o.clock() })
@@ -239,7 +246,7 @@ export function authorizeHandlers(o: OAuthContext): Record<'authorize' | 'signIn
 
   async function proceedFromCallback(res: ServerResponse, r: AuthRequest, userId: string, browser: string): Promise<void> {
     const client = await findClient(o.sql, r.clientId)
-    if (client && client.accountId === null && !(await o.grants.hasConsent(userId, client.clientId, r.scopes))) {
+    if (client && asksConsent(client) && !(await o.grants.hasConsent(userId, client.clientId, r.scopes))) {
       // The consent page needs a request id the browser can post back: issue a fresh one for the same sign-in.
       const id = await o.grants.createRequest({ browser, clientId: r.clientId, redirectUri: r.redirectUri, state: r.state, scopes: r.scopes, resource: r.resource, codeChallenge: r.codeChallenge, now: o.clock() })
       await o.grants.endRequest(r.idHash)

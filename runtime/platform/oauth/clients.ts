@@ -3,7 +3,10 @@
  * - registered automatically (RFC 7591) by anyone: public (no secret, PKCE only), bound to no account, at most
  *   `perSourcePerHour` registrations per client address;
  * - issued by an administrator for one account (`orgscan clients create`): confidential, with a secret shown once
- *   and stored as HMAC-SHA-256(pepper); the only clients accepted under the account's Enhanced MCP Security.
+ *   and stored as HMAC-SHA-256(pepper); the only clients accepted under the account's Enhanced MCP Security;
+ * - the service's own client of its reference page (`GET /docs`), kept at every start: public, bound to no account,
+ *   its one redirect URI the page's `/docs/oauth2-redirect.html` at the service's public URL, read scope and the
+ *   REST API only, no consent page (docs/adr/0165-reference-page-on-phones-and-its-oauth-client.md).
  *
  * Redirect URIs are https, or http on a loopback host. A redirect URI matches a registered one exactly, except
  * that a registered loopback URI (`localhost`, `127.0.0.1`, `[::1]`) matches any port on any of those three names,
@@ -32,7 +35,12 @@ export interface OAuthClient {
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]'])
-export const CLIENT_ID = /^(mcp|osc)_[A-Za-z0-9_-]{22}$/
+export const CLIENT_ID = /^(mcp|osc|doc)_[A-Za-z0-9_-]{22}$/
+
+/** The client id of the reference page (the same in every installation: a public client's id is no secret). */
+export const REFERENCE_PAGE_CLIENT_ID = 'doc_orgscan-reference-page'
+/** The one scope the reference page's client has: every REST read needs it, and no more. */
+const REFERENCE_PAGE_SCOPES = ['mcp:read']
 
 /** Why a redirect URI cannot be registered, or undefined when it can. */
 export function redirectUriProblem(uri: string): string | undefined {
@@ -177,6 +185,22 @@ export async function issueClient(
     [newClientId('osc'), a.account, a.name, [...new Set(a.redirectUris)] as never, [...new Set(a.scopes)] as never, hashSecret(pepper, secret), a.tokenExchange ?? false],
   )
   return { ...toClient(row), clientSecret: secret }
+}
+
+/**
+ * The reference page's client, created or brought up to date at start: its redirect URI follows the service's
+ * public URL (none when that URL could not be one, e.g. plain http on a host that is not loopback). Revoked by an
+ * administrator (`orgscan clients revoke`), it stays revoked.
+ */
+export async function keepReferencePageClient(sql: postgres.Sql, publicUrl: string, now: Date): Promise<void> {
+  const uri = `${publicUrl}/docs/oauth2-redirect.html`
+  const uris = redirectUriProblem(uri) === undefined ? [uri] : []
+  await sql.unsafe(
+    `INSERT INTO oauth_clients (client_id, name, redirect_uris, scopes, created_at) VALUES ($1, 'orgscan API reference', $2::text[], $3::text[], $4)
+     ON CONFLICT (client_id) DO UPDATE SET redirect_uris = EXCLUDED.redirect_uris, scopes = EXCLUDED.scopes
+     WHERE oauth_clients.redirect_uris IS DISTINCT FROM EXCLUDED.redirect_uris OR oauth_clients.scopes IS DISTINCT FROM EXCLUDED.scopes`,
+    [REFERENCE_PAGE_CLIENT_ID, uris as never, REFERENCE_PAGE_SCOPES as never, now],
+  )
 }
 
 export async function listClients(sql: postgres.Sql, account: string): Promise<OAuthClient[]> {
