@@ -66,7 +66,8 @@ until [ -n "$curl_line" ]; do
   sleep 0.05
 done
 t2="$(now)"
-status="$(eval "${curl_line/curl /curl -s -o /dev/null -w %{http_code} }")"
+probe='curl -s -o /dev/null -w %{http_code} '
+status="$(eval "${curl_line/curl /$probe}")"
 t3="$(now)"
 echo "npm start: banner after $(secs "$t1" "$t2") s, first curl $status after $(secs "$t1" "$t3") s"
 grep -hE "^(  )?(seeding|Seeded|seeded|The large|  seeding)" "$work/start.err" | sed 's/^/    /' | head -20 || true
