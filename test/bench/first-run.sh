@@ -3,9 +3,9 @@
 # `npx orgscan --help` and `npx orgscan keys list`. Not part of `npm test` or `npm run bench` (it installs from the
 # registry and takes minutes); results: test/bench/results/first-run.md, docs/adr/0175-first-run-under-a-minute.md.
 #
-#   test/bench/first-run.sh [--warm CACHE] [--load N] [--keep] [SOURCE]
+#   test/bench/first-run.sh [--warm CACHE] [--load N] [--rev REV] [--keep] [SOURCE]
 #
-# SOURCE: a git repository to clone (default: this checkout; commit first, the clone takes HEAD).
+# SOURCE: a git repository to clone (default: this checkout; commit first, the clone takes HEAD); --rev: check out REV.
 # --warm CACHE: use the npm cache folder CACHE as it is (filled by an earlier run); default: a new, empty cache.
 # --load N: N busy loops (`node -e 'for(;;){}'`) run for the whole measurement, on this 2-core machine.
 # --keep: leave the clone (its path is printed).
@@ -15,11 +15,13 @@ src="$(cd "$(dirname "$0")/../.." && pwd)"
 cache=""
 load=0
 keep=0
+rev=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --warm) cache="$2"; shift 2 ;;
     --load) load="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
+    --rev) rev="$2"; shift 2 ;;
     *) src="$1"; shift ;;
   esac
 done
@@ -34,7 +36,8 @@ port="$(node -e 's=require("net").createServer().listen(0,"127.0.0.1",()=>{conso
 pids=()
 server=""
 cleanup() {
-  [ -n "$server" ] && kill -TERM "$server" 2>/dev/null && wait "$server" 2>/dev/null || true
+  # npm start runs in a process group of its own: the server is npm's child, and stops with the group.
+  [ -n "$server" ] && kill -TERM -- "-$server" 2>/dev/null && wait "$server" 2>/dev/null || true
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   if [ "$keep" = 0 ]; then rm -rf "$work"; else echo "kept: $work"; fi
 }
@@ -44,9 +47,10 @@ for _ in $(seq 1 "$load"); do node -e 'for(;;){}' & pids+=($!); done
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
-echo "source $(git -C "$src" rev-parse --short HEAD) ($src), npm cache $mode, busy loops $load, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "source $(git -C "$src" rev-parse --short "${rev:-HEAD}") ($src), npm cache $mode, busy loops $load, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 git clone -q "$src" "$work/orgscan"
 cd "$work/orgscan"
+if [ -n "$rev" ]; then git checkout -q "$rev"; fi
 
 t0="$(now)"
 npm install --timing >"$work/install.out" 2>"$work/install.err"
@@ -57,12 +61,12 @@ echo "npm install: $(secs "$t0" "$t1") s (reify $(awk -v m="$reify" 'BEGIN{print
 grep -h "EBADENGINE" "$work/install.err" | head -3 || true
 grep -h "npm warn" "$work/install.err" | grep -v "install-scripts" | head -5 || true
 
-PORT="$port" npm start >"$work/start.out" 2>"$work/start.err" &
+PORT="$port" setsid npm start >"$work/start.out" 2>"$work/start.err" &
 server=$!
 curl_line=""
 until [ -n "$curl_line" ]; do
   kill -0 "$server" 2>/dev/null || { echo "npm start exited:"; tail -5 "$work/start.err"; exit 1; }
-  curl_line="$(grep -m1 "^  curl -u '.*/v1/orgs'\?$" "$work/start.out" || true)"
+  curl_line="$(grep -m1 "^  curl -u '.*/v1/orgs'\?$" "$work/start.out" 2>/dev/null || true)"
   sleep 0.05
 done
 t2="$(now)"

