@@ -53,11 +53,12 @@ cd "$work/orgscan"
 if [ -n "$rev" ]; then git checkout -q "$rev"; fi
 
 t0="$(now)"
-npm install --timing >"$work/install.out" 2>"$work/install.err"
+/usr/bin/time -o "$work/install.cpu" -f "%U %S" npm install --timing >"$work/install.out" 2>"$work/install.err"
 t1="$(now)"
+install_cpu="$(awk '{ printf "%.1f", $1 + $2 }' "$work/install.cpu")"
 unpack="$(sed -n 's/.*timing reify:unpack Completed in \([0-9]*\)ms/\1/p' "$work/install.err")"
 reify="$(sed -n 's/.*timing reify Completed in \([0-9]*\)ms/\1/p' "$work/install.err")"
-echo "npm install: $(secs "$t0" "$t1") s (reify $(awk -v m="$reify" 'BEGIN{printf "%.1f", m/1000}') s, of which unpack $(awk -v m="$unpack" 'BEGIN{printf "%.1f", m/1000}') s; the rest is the project's postinstall); $(du -sm node_modules | cut -f1) MB in node_modules"
+echo "npm install: $(secs "$t0" "$t1") s, $install_cpu s of CPU (reify $(awk -v m="$reify" 'BEGIN{printf "%.1f", m/1000}') s, of which unpack $(awk -v m="$unpack" 'BEGIN{printf "%.1f", m/1000}') s; the rest is the project's postinstall); $(du -sm node_modules | cut -f1) MB in node_modules"
 grep -h "EBADENGINE" "$work/install.err" | head -3 || true
 grep -h "npm warn" "$work/install.err" | grep -v "install-scripts" | head -5 || true
 
@@ -70,10 +71,13 @@ until [ -n "$curl_line" ]; do
   sleep 0.05
 done
 t2="$(now)"
+# CPU the server process (npm's child) had used when it printed the banner.
+node_pid="$(pgrep -P "$server" node || pgrep -P "$(pgrep -P "$server" | head -1)" node || true)"
+start_cpu="$(awk -v hz="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / hz }' "/proc/${node_pid%%$'\n'*}/stat" 2>/dev/null || echo "?")"
 probe='curl -s -o /dev/null -w %{http_code} '
 status="$(eval "${curl_line/curl /$probe}")"
 t3="$(now)"
-echo "npm start: banner after $(secs "$t1" "$t2") s, first curl $status after $(secs "$t1" "$t3") s"
+echo "npm start: banner after $(secs "$t1" "$t2") s ($start_cpu s of CPU), first curl $status after $(secs "$t1" "$t3") s"
 grep -hE "^(  )?(seeding|Seeded|seeded|The large|  seeding)" "$work/start.err" | sed 's/^/    /' | head -20 || true
 echo "first run (install + start + curl): $(secs "$t0" "$t3") s"
 
