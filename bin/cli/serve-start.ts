@@ -198,6 +198,7 @@ export function printBanner(at: Listening, facts: DemoFacts, json: boolean, seed
 /**
  * SIGTERM/SIGINT drain the service (`close(config.drainMs)`), flush the access log and exit 0 (1 if closing failed);
  * returns the stop function, for other reasons to stop (a worker whose primary is gone). `quiet`: no line on stderr.
+ * `before`: awaited first (the first start's background seed stops, leaving what it staged to the next start).
  */
 export function drainOnSignals(
   svc: { close(graceMs?: number): Promise<void> },

@@ -263,6 +263,7 @@ export async function stageBundle(
     if (!head) throw invalid(problems)
     const running: ScanInfo = { ...head.scan, status: 'running', completedAt: null, score: null }
     const scanId = await sql.begin((tx) => beginScan(tx, accountId, head.org, running, true))
+    // INSERTs only (no COPY: copyFrom undefined), which the pool runs statement by statement as a transaction would.
     const writer = new ScanWriter(sql as unknown as postgres.TransactionSql, scanId, undefined)
     let read
     try {
