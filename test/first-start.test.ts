@@ -3,14 +3,15 @@
  * points of its own progress: while PGlite creates the database, in the middle of the demo seed, and at the seed's end
  * before it commits. Every later start must serve the complete demo (every demo org, a working demo key and sign-in),
  * once; and everything in the folder stays private (no group or other permission bit) though each process runs with
- * umask 000.
+ * umask 000. The large demo org is seeded after the banner, in the background: meanwhile the demo is answered and
+ * that org's reads are a 503; a start stopped or killed during it leaves it to the next start, which completes it.
  */
 import { t } from './helpers/file-test.ts'
 import type { Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, lstatSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { DEMO_ORG_DEFS } from '../demo/seed.ts'
+import { demoBundle, DEMO_ORG_DEFS } from '../demo/seed.ts'
 import { embeddedRunOnly } from './helpers/runs.ts'
 import { runCli } from './helpers/cli.ts'
 import { scratchFolderPrefix } from './helpers/test-db.ts'
@@ -34,8 +35,8 @@ interface Start {
 }
 
 /** `orgscan serve` on the folder, under umask 000 (set by a shell that then becomes the server). */
-function serve(): Start {
-  const child = spawn('/bin/sh', ['-c', 'umask 000 && exec "$0" "$@"', process.execPath, ...TEST_NODE_FLAGS, bin, 'serve', '--port', '0', '--json'], { env })
+function serve(environment: NodeJS.ProcessEnv = env): Start {
+  const child = spawn('/bin/sh', ['-c', 'umask 000 && exec "$0" "$@"', process.execPath, ...TEST_NODE_FLAGS, bin, 'serve', '--port', '0', '--json'], { env: environment })
   let out = ''
   let err = ''
   child.stdout!.on('data', (d) => (out += d))
@@ -118,4 +119,66 @@ t.test('a first start killed anywhere leaves a folder the next start serves comp
   t.same(accounts.map((a) => a.name), ['Acme Corp', 'Globex'], 'the demo accounts, once')
   t.same(accounts.flatMap((a) => a.orgs).sort(), DEMO_ORG_DEFS.map((d) => d.salesforceId).sort(), 'all six demo orgs')
   t.same(notPrivate(dir), [], 'nothing in the served folder is open to the group or others')
+})
+
+t.test('the first start answers the demo before its large org is seeded; a start stopped or killed during that seed leaves it to the next start, which completes it', async (t) => {
+  // Large enough that seeding the large org after the banner takes a while on any machine (two scans of ~2,000 fields).
+  const scale = 0.1
+  const big = DEMO_ORG_DEFS.find((d) => d.large)!
+  const folder = mkdtempSync(scratchFolderPrefix())
+  t.teardown(() => rmSync(folder, { recursive: true, force: true }))
+  const env2: NodeJS.ProcessEnv = { ...env, ORGSCAN_DATA_DIR: join(folder, 'data'), ORGSCAN_SEED_SCALE: String(scale) }
+  const started = async (what: string) => {
+    const s = serve(env2)
+    t.teardown(() => void s.child.kill('SIGKILL'))
+    await until(s, `the banner of ${what}`, () => s.stdout().includes('\n'), true)
+    const info = JSON.parse(s.stdout()) as { url: string; demoKey: { keyId: string; secret: string }; seeding?: string }
+    const auth = 'Basic ' + Buffer.from(`${info.demoKey.keyId}:${info.demoKey.secret}`).toString('base64')
+    const get = (path: string) => fetch(`${info.url}${path}`, { headers: { authorization: auth } })
+    return { s, info, get }
+  }
+  const staged = (s: Start) => s.stderr().includes(`staged ${big.info.name}: scan 1/${big.scans.length}`)
+
+  const a = await started('the first start')
+  t.match(a.info.seeding, /Acme Production, the large demo org, is being seeded in the background/, 'the banner says the large org is still being seeded')
+  const orgs = await a.get('/v1/orgs?limit=50')
+  t.equal(orgs.status, 200, 'the demo curl is answered while the large org is seeded')
+  t.same(((await orgs.json()) as { data: Array<{ salesforceId: string }> }).data.map((o) => o.salesforceId).sort(), acmeOrgs, 'every org of the account is listed, the large one too')
+  const pending = await a.get(`/v1/orgs/${big.salesforceId}/fields?limit=5`)
+  t.equal(pending.status, 503, 'a read of the large org meanwhile is a 503, not a 404 or a 500')
+  t.equal(pending.headers.get('retry-after'), '5', 'with a Retry-After')
+  t.match(await pending.json(), { error: { code: 'service_unavailable', detail: /Acme Production's demo data is still being seeded/ } }, 'saying why')
+  const other = await a.get(`/v1/orgs/${DEMO_ORG_DEFS.find((d) => d.key === 'acme-emea')!.salesforceId}/fields?limit=5`)
+  t.equal(other.status, 200, 'the other orgs are served')
+  const ready = await fetch(`${a.info.url}/readyz`)
+  t.equal(ready.status, 200, 'the process is ready')
+  t.match(await ready.json(), { status: 'ready', seeding: [/Acme Production \(\w{18}\): demo data still being seeded/] }, '/readyz lists what is still being seeded')
+  await until(a.s, 'the first scan of the large org staged', () => staged(a.s), true)
+  a.s.child.kill('SIGTERM')
+  t.equal(await a.s.exited, 0, 'SIGTERM during the background seed stops the server cleanly')
+  t.match(a.s.stderr(), /Stopped seeding Acme Production \(\w{18}\): the next start seeds it again/)
+
+  const b = await started('the start after a stop')
+  t.match(b.info.seeding, /being seeded in the background/, 'the next start seeds the large org again')
+  await until(b.s, 'the first scan of the large org staged again', () => staged(b.s), true)
+  t.match(b.s.stderr(), /removed the \d+ unpublished scans an interrupted start had staged/, 'after removing what the stopped start had staged')
+  b.s.child.kill('SIGKILL')
+  await b.s.exited
+
+  const c = await started('the start after a kill')
+  await until(c.s, 'the large org seeded', () => c.s.stderr().includes('Seeded the large demo org'), true)
+  t.match(c.s.stderr(), /removed the \d+ unpublished scans an interrupted start had staged/, 'the start after a kill removes what it had staged')
+  const fields = await c.get(`/v1/orgs/${big.salesforceId}/fields?limit=1`)
+  t.equal(fields.status, 200, 'once seeded, the large org is served')
+  const expected = demoBundle(big, big.scans.length - 1, { scale }).data.fields as unknown[]
+  t.equal(((await fields.json()) as { meta: { total: number } }).meta.total, expected.length, 'its latest scan, whole and once')
+  const org = await c.get(`/v1/orgs/${big.salesforceId}`)
+  t.match(await org.json(), { data: { scanCount: big.scans.length, lastScanStatus: 'completed' } }, 'with every scan of its history')
+  t.same(await (await fetch(`${c.info.url}/readyz`)).json(), { status: 'ready' }, '/readyz no longer lists it')
+  c.s.child.kill('SIGTERM')
+  t.equal(await c.s.exited, 0)
+  const d = await started('a later start')
+  t.equal(d.info.seeding, undefined, 'a later start has nothing left to seed')
+  d.s.child.kill('SIGTERM')
+  t.equal(await d.s.exited, 0)
 })

@@ -20,6 +20,7 @@ import { createAdminServer } from '../../runtime/platform/http/admin-listener.ts
 import { WorkerPool } from '../../runtime/platform/cluster/pool.ts'
 import { createClusterMetrics, type ClusterMetrics } from '../../runtime/platform/cluster/cluster-metrics.ts'
 import { demoFacts, portInUse, printBanner, say, seedOnFirstStart, type DemoFacts } from './serve-start.ts'
+import { deferredSeed, seedDeferred } from '../../demo/seed.ts'
 
 /** The primary's own use of the database: migrations and a first start's seed, once, then the banner's facts. */
 async function prepareDatabase(config: Config, log: ReturnType<typeof createLogger>): Promise<{ describe: string; facts: DemoFacts }> {
@@ -28,7 +29,15 @@ async function prepareDatabase(config: Config, log: ReturnType<typeof createLogg
     const pepper = await resolvePepper({ configured: config.pepper, dataDir: config.dataDir, embedded: db.kind === 'embedded', sql: db.sql, log })
     await migrate(db.sql, (line) => log.info({ msg: line }))
     const [{ n }] = await db.sql`SELECT count(*)::int AS n FROM accounts`
-    if (n === 0) await seedOnFirstStart(config)({ db, pepper, resources: compileRegistry(registry) })
+    const resources = compileRegistry(registry)
+    if (n === 0) await seedOnFirstStart(config)({ db, pepper, resources })
+    // What a first start of one process left for its background seed and did not finish: done here, before the
+    // workers serve, since no worker writes it (docs/adr/0175-first-run-under-a-minute.md).
+    const deferred = await deferredSeed(db.sql)
+    if (deferred) {
+      say(`Seeding the large demo org ${deferred.name} (${deferred.orgId}) that an earlier first start left…`)
+      await seedDeferred(db.sql, resources, deferred, { progress: (l) => say(`  ${l}`) })
+    }
     return { describe: db.describe, facts: await demoFacts(db.sql, pepper) }
   } finally {
     await db.close()

@@ -5,10 +5,11 @@
  */
 import { stderrAccessSink } from '../../runtime/platform/http/access-sink.ts'
 import type postgres from 'postgres'
-import { seedDemoIn, vacuumSeeded } from '../../demo/seed.ts'
+import { deferredSeed, seedDemoIn, seedDeferred, SeedStopped, vacuumSeeded } from '../../demo/seed.ts'
 import { DEMO_ACCOUNTS, DEMO_USER } from '../../demo/orgs.ts'
 import type { Config } from '../../runtime/platform/config.ts'
-import type { ServiceOptions } from '../../runtime/service/service.ts'
+import type { RunningService, ServiceOptions } from '../../runtime/service/service.ts'
+import type { PendingOrgs } from '../../runtime/core/pending-orgs.ts'
 import { createAccount, createKey } from '../../runtime/platform/admin.ts'
 import { demoCredentials, demoPassword } from '../../runtime/platform/secrets.ts'
 import { hashPassword } from '../../runtime/platform/oauth/crypto.ts'
@@ -47,8 +48,10 @@ export function accessLogger(config: Config, worker?: number): { line: NonNullab
  * The first start on an empty database: the demo data, a demo key and the demo user's password (ORGSCAN_SEED_DEMO),
  * all in ONE transaction. A first start stopped anywhere in it (Ctrl-C, kill -9, a full disk, a power cut) leaves
  * the database without accounts, so the next start seeds it again; never a part of the demo that no start completes.
+ * With `defer` (one `orgscan serve` process) the large org's scans are left out of it, named by a setting written in
+ * the same transaction, for `startDeferredSeed` to write once the server serves (docs/adr/0175-first-run-under-a-minute.md).
  */
-export function seedOnFirstStart(config: Config): NonNullable<ServiceOptions['onEmptyDatabase']> {
+export function seedOnFirstStart(config: Config, opts: { defer?: boolean } = {}): NonNullable<ServiceOptions['onEmptyDatabase']> {
   return async ({ db, pepper, resources }) => {
     if (!config.seedDemo) return
     say(`First start: seeding demo data into ${db.describe} (scale ${config.seedScale}; set ORGSCAN_SEED_DEMO=false to skip)…`)
@@ -58,7 +61,7 @@ export function seedOnFirstStart(config: Config): NonNullable<ServiceOptions['on
     const passwordHash = await hashPassword(demoPassword(pepper))
     if (db.kind === 'embedded') await reclaimInterruptedSeed(db.sql)
     await db.sql.begin(async (tx) => {
-      const seeded = await seedDemoIn(tx, resources, { scale: config.seedScale, progress: (l) => say(`  ${l}`) })
+      const seeded = await seedDemoIn(tx, resources, { scale: config.seedScale, progress: (l) => say(`  ${l}`), defer: opts.defer })
       const main = seeded.accounts[0] ?? (await createAccount(tx, { name: 'Demo', dailyLimit: config.defaultDailyLimit, monthlyLimit: config.defaultMonthlyLimit }))
       await createKey(tx, pepper, main.id, { keyId: demo.keyId, secret: demo.secret, name: 'demo key' })
       await tx`INSERT INTO server_settings (name, value) VALUES ('demo_key_id', ${demo.keyId}) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`
@@ -67,6 +70,42 @@ export function seedOnFirstStart(config: Config): NonNullable<ServiceOptions['on
     })
     await vacuumSeeded(db.sql)
     say(`Seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s.`)
+  }
+}
+
+/**
+ * The part of a first start's seed left for after the start (`seedOnFirstStart` with `defer`): this start's, or what
+ * an interrupted start left, found by its setting. It is written in the background while the server serves; until it
+ * is published its org is in `pending` (reads answer 503, /readyz lists it). Returns what the banner says about it and
+ * the function that stops it (the drain calls it before closing the service: what was staged waits for the next
+ * start), or undefined when there is nothing to do.
+ */
+export async function startDeferredSeed(svc: RunningService, pending: PendingOrgs, log: Logger): Promise<{ note: string; stop(): Promise<void> } | undefined> {
+  const deferred = await deferredSeed(svc.db.sql)
+  if (!deferred) return undefined
+  const label = `${deferred.name} (${deferred.orgId})`
+  pending.add(deferred.orgId, deferred.name)
+  say(`Seeding the large demo org ${label} in the background; until it is done its reads answer 503 and /readyz lists it…`)
+  const t0 = Date.now()
+  const stopping = new AbortController()
+  const done = seedDeferred(svc.db.sql, svc.ctx.resources, deferred, { signal: stopping.signal, progress: (l) => say(`  ${l}`) }).then(
+    (records) => {
+      pending.delete(deferred.orgId)
+      // The org's latest scan changed: the org-state cache drops its copy.
+      svc.adminChanged({})
+      say(`Seeded the large demo org ${label}, ${records.toLocaleString('en-US')} records, in ${((Date.now() - t0) / 1000).toFixed(1)} s: the demo data is complete.`)
+    },
+    (e: unknown) => {
+      if (stopping.signal.aborted || e instanceof SeedStopped) say(`Stopped seeding ${label}: the next start seeds it again.`)
+      else log.error({ msg: `seeding the large demo org ${label} failed; the next start tries again`, err: e })
+    },
+  )
+  return {
+    note: `${deferred.name}, the large demo org, is being seeded in the background (its reads answer 503 until then; /readyz says when it is done).`,
+    stop: async () => {
+      stopping.abort(new SeedStopped())
+      await done
+    },
   }
 }
 
@@ -136,11 +175,11 @@ export interface Listening {
  * output, not a log line: stderr carries the JSON log, which goes to log collectors, and the demo credentials must
  * not end up there.
  */
-export function printBanner(at: Listening, facts: DemoFacts, json: boolean): void {
+export function printBanner(at: Listening, facts: DemoFacts, json: boolean, seeding?: string): void {
   const tell = (s: string) => void process.stdout.write(s + '\n')
   const { demo, signIn, firstOrg } = facts
   if (json) {
-    const extra = { ...(at.adminUrl ? { adminUrl: at.adminUrl } : {}), ...(at.workers ? { workers: at.workers } : {}) }
+    const extra = { ...(at.adminUrl ? { adminUrl: at.adminUrl } : {}), ...(at.workers ? { workers: at.workers } : {}), ...(seeding ? { seeding } : {}) }
     process.stdout.write(JSON.stringify({ url: at.url, mcpUrl: at.mcpUrl, database: at.database, demoKey: demo ?? null, demoSignIn: signIn, ...extra }) + '\n')
     return
   }
@@ -153,22 +192,24 @@ export function printBanner(at: Listening, facts: DemoFacts, json: boolean): voi
   const block = { mcpServers: { orgscan: { type: 'http', url: at.mcpUrl, headers: { Authorization: basic } } } }
   tell(`MCP (Streamable HTTP) for an assistant's config (see docs/mcp.md):\n${JSON.stringify(block, null, 2)}`)
   if (signIn) tell(`Or connect with OAuth (no key in the config: ${at.mcpUrl}) and sign in as the demo user ${signIn.email} with password ${signIn.password} (sees two orgs; docs/authentication.md).`)
+  if (seeding) tell(seeding)
 }
 
 /**
  * SIGTERM/SIGINT drain the service (`close(config.drainMs)`), flush the access log and exit 0 (1 if closing failed);
  * returns the stop function, for other reasons to stop (a worker whose primary is gone). `quiet`: no line on stderr.
+ * `before`: awaited first (the first start's background seed stops, leaving what it staged to the next start).
  */
 export function drainOnSignals(
   svc: { close(graceMs?: number): Promise<void> },
-  o: { drainMs: number; log: Logger; flush?: () => void; quiet?: boolean },
+  o: { drainMs: number; log: Logger; flush?: () => void; quiet?: boolean; before?: () => Promise<void> },
 ): (reason: string) => void {
   let stopping = false
   const stop = (reason: string) => {
     if (stopping) return
     stopping = true
     if (!o.quiet) say(`${reason}: draining (answers in progress finish, up to ${o.drainMs} ms), then shutting down…`)
-    svc.close(o.drainMs).then(
+    Promise.resolve(o.before?.()).then(() => svc.close(o.drainMs)).then(
       () => {
         o.flush?.()
         process.exit(0)

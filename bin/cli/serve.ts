@@ -9,7 +9,8 @@ import type { Config } from '../../runtime/platform/config.ts'
 import { createLogger } from '../../runtime/core/log.ts'
 import { installProcessGuard } from '../../runtime/platform/process-guard.ts'
 import { reportToPrimary, workerAssignment } from '../../runtime/platform/cluster/worker.ts'
-import { accessLogger, demoFacts, drainOnSignals, portInUse, printBanner, seedOnFirstStart, warnIncompleteDemo } from './serve-start.ts'
+import { accessLogger, demoFacts, drainOnSignals, portInUse, printBanner, seedOnFirstStart, startDeferredSeed, warnIncompleteDemo } from './serve-start.ts'
+import { PendingOrgs } from '../../runtime/core/pending-orgs.ts'
 import { serveAsPrimary } from './serve-primary.ts'
 
 export { PortInUseError } from './serve-start.ts'
@@ -21,17 +22,21 @@ export async function serve(config: Config, opts: { json: boolean }): Promise<vo
   const log = createLogger()
   installProcessGuard(log)
   const access = accessLogger(config)
+  // The first start seeds the large demo org after the server started (one process: the pending org is this process's).
+  const pendingOrgs = new PendingOrgs()
   const svc = await startService(config, {
     registry,
     prompts,
     log,
     accessLog: access?.line,
-    onEmptyDatabase: seedOnFirstStart(config),
+    onEmptyDatabase: seedOnFirstStart(config, { defer: true }),
+    pendingOrgs,
   }).catch(portInUse(config.host, config.port))
+  const later = await startDeferredSeed(svc, pendingOrgs, log)
   const facts = await demoFacts(svc.db.sql, svc.pepper)
   await warnIncompleteDemo(config, svc.db.sql, facts)
-  printBanner({ url: svc.url, mcpUrl: svc.mcpUrl, database: svc.db.describe, adminUrl: svc.adminUrl }, facts, opts.json)
-  drainOnSignals(svc, { drainMs: config.drainMs, log, flush: access?.flush })
+  printBanner({ url: svc.url, mcpUrl: svc.mcpUrl, database: svc.db.describe, adminUrl: svc.adminUrl }, facts, opts.json, later?.note)
+  drainOnSignals(svc, { drainMs: config.drainMs, log, flush: access?.flush, before: later?.stop })
 }
 
 /** A worker of `--workers N`: the service on the ports the primary assigned, without migrations, seed or admin listener. */

@@ -313,8 +313,11 @@ function remember(db: ReadDb, lend: boolean, scope: Scope, key: string | undefin
   return result
 }
 
+/** The 404 of a read of an org that has no completed scan (the pipeline tells a pending org's apart). */
+export const NO_COMPLETED_SCAN = 'This org has no completed scan yet.'
+
 function checkRow(row: ResultRow, scope: 'org' | 'account', parentParam?: string): void {
   if (scope !== 'org' || !row.org_ok) return
-  if (!row.has_scan) throw new ApiError('not_found', 'This org has no completed scan yet.', { parameter: 'orgId' })
+  if (!row.has_scan) throw new ApiError('not_found', NO_COMPLETED_SCAN, { parameter: 'orgId' })
   if (!row.parent_ok) throw new ApiError('not_found', 'Parent record not found.', parentParam ? { parameter: parentParam } : {})
 }

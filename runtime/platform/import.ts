@@ -5,13 +5,13 @@
  */
 import type postgres from 'postgres'
 import type { CompiledResource } from '../core/registry.ts'
-import { ImportError, importBundle, targetNames, type ImportOptions, type ImportResult } from './bundle/import-bundle.ts'
+import { ImportError, importBundle, stageBundle, targetNames, type ImportOptions, type ImportResult, type StagedScan } from './bundle/import-bundle.ts'
 import type { ProgressEvent } from './bundle/progress.ts'
 import { statSync } from 'node:fs'
 import { isNdjsonFile, jsonFileSource, ndjsonFileSource, objectSource } from './bundle/sources.ts'
 import type { OrgInfo, ScanInfo } from './bundle/wire.ts'
 
-export { ImportError, importTargets, type ImportOptions, type ImportResult } from './bundle/import-bundle.ts'
+export { ImportError, importTargets, vacuumStaged, type ImportOptions, type ImportResult, type StagedScan } from './bundle/import-bundle.ts'
 export { renderIgnored, type IgnoredFields, type Problem } from './bundle/problems.ts'
 export { OrgInfoSchema, ScanInfoSchema, type OrgInfo, type ScanInfo } from './bundle/wire.ts'
 
@@ -42,6 +42,22 @@ export async function importScan(
     if (e.type === 'resource' && e.records >= LINE_AT) progress(`  ${e.resource}: ${e.records} records`)
   }
   return importBundle(sql, resources, accountId, objectSource(bundle, known, singletons), { copy: false, progress: lines })
+}
+
+/**
+ * Stages one scan bundle object for an org of `accountId`, served only once published (`StagedScan.publish`): its
+ * records are written in statements that each commit on their own, never in one long transaction
+ * (runtime/platform/bundle/import-bundle.ts `stageBundle`). The first start's background demo seed uses it.
+ */
+export async function stageScan(
+  sql: postgres.Sql,
+  resources: readonly CompiledResource[],
+  accountId: string,
+  bundle: ScanBundle,
+  signal?: AbortSignal,
+): Promise<StagedScan> {
+  const { known, singletons } = targetNames(resources)
+  return stageBundle(sql, resources, accountId, objectSource(bundle, known, singletons), { signal })
 }
 
 /** The largest JSON bundle read (it is read and parsed whole; NDJSON has no limit). */

@@ -20,6 +20,7 @@ import type { VersionUsage } from '../platform/versions/usage.ts'
 import type { Metrics } from '../platform/metrics.ts'
 import type { ResponseCache } from '../core/cache/response-cache.ts'
 import type { OrgStateCache } from '../core/cache/org-state.ts'
+import type { PendingOrgs } from '../core/pending-orgs.ts'
 
 export interface ServiceOptions {
   clock?: Clock
@@ -45,6 +46,11 @@ export interface ServiceOptions {
    * the primary to gather) add the per-worker series labelled with the slot.
    */
   worker?: { slot: number }
+  /**
+   * Orgs whose data the caller writes after the service started (the first start's large demo org): their reads are
+   * answered 503 with Retry-After meanwhile, and /readyz lists them (docs/adr/0175-first-run-under-a-minute.md).
+   */
+  pendingOrgs?: PendingOrgs
 }
 
 export interface RunningService {

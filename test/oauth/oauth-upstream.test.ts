@@ -5,15 +5,20 @@
  * a user there with no org; anyone else is refused. The callback only continues a sign-in started here, once. A
  * trusted confidential client exchanges the provider's ID token for an access token (RFC 8693).
  */
-import { t } from '../helpers/file-test.ts'
+import { endFile, t } from '../helpers/file-test.ts'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import Provider from 'oidc-provider'
 import { startTestService } from '../helpers/service.ts'
 import { authorizeUrl, Browser, pkce, type Page } from '../helpers/oauth.ts'
 import { loadConfig } from '../../runtime/platform/config.ts'
 import { issueClient } from '../../runtime/platform/oauth/clients.ts'
 import { linkEmailDomain } from '../../runtime/platform/oauth/users.ts'
+import { testTool } from '../helpers/test-tools.ts'
+
+// oidc-provider is a test tool (test/helpers/test-tools.ts): without it the file has nothing to run.
+const oidc = await testTool<{ default: typeof import('oidc-provider').default }>(t, 'oidc-provider')
+if (!oidc) endFile()
+const Provider = oidc.default
 
 // The provider's listener first (its address is the issuer our service is configured with).
 const upstreamServer = createServer()

@@ -307,6 +307,79 @@ function noted(ignored: IgnoredLog): { ignored?: IgnoredFields[] } {
   return list ? { ignored: list } : {}
 }
 
+/** A scan written by `stageBundle`, not yet served: `publish` makes it the org's, inside the caller's transaction. */
+export interface StagedScan {
+  scanId: string
+  orgId: string
+  counts: Record<string, number>
+  publish(tx: postgres.TransactionSql): Promise<void>
+}
+
+/**
+ * Writes a scan without holding a transaction for its records, to be published later: the scan row is created
+ * 'running', its records are written in multi-row INSERTs that each commit on their own, so that other statements run
+ * between them on the embedded database's one connection, and `publish` (in the caller's transaction) gives the scan
+ * its status and makes it the org's latest. Until then no read shows any of it (an org's reads follow its latest
+ * completed scan); an interruption leaves the 'running' scan with part of its records, which the caller deletes before
+ * staging again. Only the first start's background demo seed stages (docs/adr/0175-first-run-under-a-minute.md):
+ * every other import is one transaction.
+ */
+export async function stageBundle(
+  sql: postgres.Sql,
+  resources: readonly CompiledResource[],
+  accountId: string,
+  source: BundleSource,
+  opts: { progress?: ProgressSink; signal?: AbortSignal } = {},
+): Promise<StagedScan> {
+  try {
+    const targets = targetsOf(resources)
+    const problems = new ProblemList()
+    const ignored = new IgnoredLog()
+    const progress = new ProgressCounter(opts.progress ?? (() => undefined), source.bytesRead)
+    const head = header(source, resources, problems, ignored)
+    if (!head) throw invalid(problems)
+    const running: ScanInfo = { ...head.scan, status: 'running', completedAt: null, score: null }
+    const scanId = await sql.begin((tx) => beginScan(tx, accountId, head.org, running, true))
+    // INSERTs only (no COPY: copyFrom undefined), which the pool runs statement by statement as a transaction would.
+    const writer = new ScanWriter(sql as unknown as postgres.TransactionSql, scanId, undefined)
+    let read
+    try {
+      // Stopped (the server stopping): the caller removes what was staged before staging again.
+      const write = (t: Target, rec: Record<string, unknown>) => {
+        opts.signal?.throwIfAborted()
+        return writer.add(t.shape, rec)
+      }
+      read = await readRecords(source, targets, problems, ignored, write, progress)
+      if (problems.count === 0) await writer.close()
+      for (const p of source.finish(read.counts)) problems.add(p)
+      if (problems.count > 0) throw invalid(problems)
+    } catch (e) {
+      await writer.abort()
+      if (!opts.signal?.aborted) await sql`DELETE FROM scans WHERE id = ${scanId}::bigint`.catch(() => undefined)
+      throw e
+    }
+    const counts = Object.fromEntries([...targets.keys()].map((name) => [name, read.counts.get(name) ?? 0]))
+    const summary = read.summary
+    progress.finish()
+    return {
+      scanId,
+      orgId: head.org.salesforceId,
+      counts,
+      async publish(tx) {
+        await tx`UPDATE scans SET status = ${head.scan.status}, completed_at = ${head.scan.completedAt}, score = ${head.scan.score} WHERE id = ${scanId}::bigint`
+        await finishScan(tx, head.org.salesforceId, scanId, head.scan, summary, counts)
+      },
+    }
+  } finally {
+    source.close?.()
+  }
+}
+
+/** VACUUMs the tables staged scans wrote many records into, once published (see `vacuumLarge`). */
+export async function vacuumStaged(sql: postgres.Sql, resources: readonly CompiledResource[], counts: Record<string, number>): Promise<void> {
+  await vacuumLarge(sql, targetsOf(resources), counts)
+}
+
 /** Runs `fn` in a transaction of its own, or in a savepoint of the caller's transaction (rolled back alone on failure). */
 function inTransaction<T>(sql: postgres.Sql | postgres.TransactionSql, fn: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
   return ('savepoint' in sql ? sql.savepoint(fn) : sql.begin(fn)) as Promise<T>

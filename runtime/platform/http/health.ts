@@ -7,7 +7,9 @@
  *                  "not ready","reasons":[…]} with Retry-After, so a balancer takes it out before it stops.
  *                  With a replica, the body also reports it (`replica`: reachable, standby, lagBytes, replayPaused);
  *                  a replica that is down or behind does not make the process unready, since reads then go to the
- *                  primary (docs/adr/0037-read-replica-for-completed-scans.md).
+ *                  primary (docs/adr/0037-read-replica-for-completed-scans.md). While the first start's large demo
+ *                  org is still being seeded after the server started, a ready body lists it (`seeding`): the process
+ *                  serves, and that org's reads answer 503 until it is done.
  */
 import type { ServerResponse } from 'node:http'
 import FindMyWay, { type HTTPVersion } from 'find-my-way'
@@ -26,6 +28,8 @@ export interface HealthDeps {
   replica?: (ms: number) => Promise<ReplicaStatus>
   /** Why writes fail right now (a full disk under the embedded database), or undefined. */
   writes?: () => string | undefined
+  /** Data still being written after the start, one line each (the first start's large demo org). */
+  seeding?: () => string[]
 }
 
 const LATEST = Math.max(...listMigrations().map((m) => m.version))
@@ -54,7 +58,8 @@ export function buildHealthRoutes(d: HealthDeps): Routes {
   router.on(['GET', 'HEAD'], '/healthz', (_req, res) => sendJson(res as ServerResponse, 200, '{"status":"ok"}'))
   router.on(['GET', 'HEAD'], '/readyz', (_req, res) => {
     void Promise.all([problems(d), d.replica?.(CHECK_MS)]).then(([reasons, replica]) => {
-      const extra = replica ? { replica } : {}
+      const seeding = d.seeding?.() ?? []
+      const extra = { ...(replica ? { replica } : {}), ...(seeding.length ? { seeding } : {}) }
       if (reasons.length === 0) return sendJson(res as ServerResponse, 200, JSON.stringify({ status: 'ready', ...extra }))
       sendJson(res as ServerResponse, 503, JSON.stringify({ status: 'not ready', reasons, ...extra }), { 'Retry-After': '5' })
     })

@@ -15,7 +15,8 @@ import type { Logger } from '../../core/log.ts'
 import type { QueryInput, Surface } from '../../core/plan.ts'
 import type { CompiledResource } from '../../core/registry.ts'
 import type { QuotaCharge, QuotaService } from '../../core/quota-types.ts'
-import { read, checkOrgAccess, type ReadDb } from '../../core/read.ts'
+import { read, checkOrgAccess, NO_COMPLETED_SCAN, type ReadDb } from '../../core/read.ts'
+import type { PendingOrgs } from '../../core/pending-orgs.ts'
 import type { Client, Operation, Outcome, Pipeline, RateInfo } from '../../core/pipeline.ts'
 import { checksumProblem, normalizeOrgId, ORG_NOT_FOUND } from '../../core/org-id.ts'
 import type { FairShare } from './fair-share.ts'
@@ -35,6 +36,28 @@ export interface PipelineDeps {
   metrics?: Pick<Metrics, 'quota'>
   /** Where the orgs a caller can see are listed (the org list's MCP tool and REST path), named by an org's 404. */
   orgList?: { tool: string; path: string }
+  /** Orgs whose data this process is still writing (the first start's large demo org); optional. */
+  pending?: PendingOrgs
+}
+
+/** Seconds a caller of a pending org is asked to wait before asking again. */
+const PENDING_RETRY_S = 5
+
+/**
+ * A read of an org that has no completed scan because this process is still writing its demo data: a 503 saying so,
+ * with Retry-After, rather than the 404 of an org never scanned. Only after the read found that the caller may see
+ * the org (its 404 and 403 come first).
+ */
+function explainPending(e: ApiError, orgId: string | undefined, pending: PendingOrgs | undefined): ApiError {
+  if (!pending || e.code !== 'not_found' || e.message !== NO_COMPLETED_SCAN || orgId === undefined) return e
+  let label
+  try {
+    label = pending.label(normalizeOrgId(orgId))
+  } catch {
+    return e
+  }
+  if (label === undefined) return e
+  return new ApiError('service_unavailable', `${label}'s demo data is still being seeded (the first start writes this large org after the server starts); try again in a few seconds.`, { parameter: 'orgId', retryAfterSeconds: PENDING_RETRY_S })
 }
 
 /** An org id as a caller may have typed it: echoed in an answer only when it has the form of one. */
@@ -88,7 +111,7 @@ export function createPipeline(d: PipelineDeps): Pipeline {
       const result = await read(d.read, { resource: o.resource, op: o.op, params: o.params, query: o.query(), surface, principal: p, lend: o.lend ?? surface === 'rest', turn })
       return { ok: true, kind: 'read', result, rate }
     } catch (e) {
-      const error = explainOrgNotFound(failure(e, refused ? 'fair share' : 'read'), o.params.orgId, surface, d.orgList)
+      const error = explainPending(explainOrgNotFound(failure(e, refused ? 'fair share' : 'read'), o.params.orgId, surface, d.orgList), o.params.orgId, d.pending)
       if (refused || error.status >= 500) charge.refund?.()
       return { ok: false, error, rate }
     }
