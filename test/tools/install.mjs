@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * The test tools: packages only some tests (and the bench) need — the MCP conformance suite and the Node 22 it runs on,
- * playwright-core, oidc-provider, the v1 MCP SDK, autocannon — kept out of the project's dependencies so that a new
+ * oidc-provider, the v1 MCP SDK, autocannon — kept out of the project's dependencies so that a new
  * user's `npm install` does not unpack them (docs/adr/0175-first-run-under-a-minute.md). Their exact versions are
  * test/tools/package.json and package-lock.json; `npm ci` installs them, on first need, into a folder of the user's
  * cache named by the lock's hash (`~/.cache/orgscan-test-tools/<hash>/`, or ORGSCAN_TEST_TOOLS_DIR), shared by every
