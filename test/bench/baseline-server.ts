@@ -1,7 +1,9 @@
 /**
  * The bare-stack baseline of the benchmark: node:http + find-my-way + postgres.js running the SAME SQL the
  * service runs for GET /v1/orgs/{orgId}/fields?limit=50 — no authentication, no quota, no envelope logic
- * beyond splicing the JSON. Prints {"url"} on stdout when listening.
+ * beyond splicing the JSON. Its total is known (the service counts a filter's total once per scan and then runs this
+ * same statement, which skips the count), so the SQL is the page alone, as in the service's repeated request.
+ * Prints {"url"} on stdout when listening.
  */
 import { createServer } from 'node:http'
 import FindMyWay from 'find-my-way'
@@ -16,9 +18,17 @@ const [databaseUrl, accountId, poolSize] = [process.env.DATABASE_URL!, process.e
 const sql = postgres(databaseUrl, { max: poolSize, connection: { TimeZone: 'UTC', plan_cache_mode: 'force_generic_plan' }, onnotice: () => undefined })
 const fields = compileRegistry(registry).find((c) => c.name === 'fields')!
 const router = FindMyWay()
+const latestScan = new Map<string, string>()
 router.on('GET', '/v1/orgs/:orgId/fields', async (_req, res, params) => {
+  const orgId = params.orgId!
+  let scan = latestScan.get(orgId)
+  if (scan === undefined) {
+    const [o] = await sql<{ scan: string }[]>`SELECT latest_scan_id::text AS scan FROM orgs WHERE salesforce_id = ${orgId}`
+    scan = o.scan
+    latestScan.set(orgId, scan)
+  }
   const plan = planList(fields, new Map([['limit', ['50']]]), 'rest')
-  const st = listStatement(fields, plan, { accountId, userId: null, orgId: params.orgId })
+  const st = listStatement(fields, plan, { accountId, userId: null, orgId }, scan)
   const [row] = await sql.unsafe(st.text, st.values as never[], { prepare: true })
   const body = `{"data":${row.data},"meta":{"count":${Math.min(row.n, 50)},"hasMore":${row.n > 50}}}`
   res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) })
