@@ -40,7 +40,7 @@ export const EnvSchema = v.object({
   ORGSCAN_DATA_DIR: v.optional(v.string(), './data'),
   DATABASE_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'must start with postgres://'))),
   DATABASE_REPLICA_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'must start with postgres://'))),
-  ORGSCAN_POOL_SIZE: v.optional(intFromEnv(1, 100), '5'),
+  ORGSCAN_POOL_SIZE: v.optional(intFromEnv(1, 100), '4'),
   ORGSCAN_PEPPER: v.optional(v.pipe(v.string(), v.minLength(MIN_PEPPER_LENGTH, `must be at least ${MIN_PEPPER_LENGTH} characters`))),
   ORGSCAN_PEPPER_FILE: v.optional(v.string()),
   ORGSCAN_VERSIONS: v.optional(v.string()),

@@ -13,8 +13,7 @@ import { compileRegistry } from '../../runtime/core/registry.ts'
 import { planList } from '../../runtime/core/plan.ts'
 import { listStatement } from '../../runtime/core/statements.ts'
 
-// Four connections, all for its one client: what one account of the service may use of its default read pool of five
-// (the fifth is kept for another account: docs/adr/0196-read-pool-of-five.md).
+// Four connections, as the service's default read pool (of which one account may use three: docs/adr/0100-fair-share.md).
 const [databaseUrl, accountId, poolSize] = [process.env.DATABASE_URL!, process.env.BENCH_ACCOUNT_ID!, Number(process.env.BENCH_BASELINE_POOL_SIZE ?? 4)]
 // The session settings of the service's read pool (runtime/platform/db/connect.ts), so that both run the SQL alike.
 const sql = postgres(databaseUrl, { max: poolSize, connection: { TimeZone: 'UTC', plan_cache_mode: 'force_generic_plan' }, onnotice: () => undefined })
