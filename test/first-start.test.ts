@@ -31,7 +31,7 @@ interface Start {
   child: ChildProcess
   stdout(): string
   stderr(): string
-  exited: Promise<number | null>
+  exited: Promise<number | string | null>
 }
 
 /** `orgscan serve` on the folder, under umask 000 (set by a shell that then becomes the server). */
@@ -41,7 +41,8 @@ function serve(environment: NodeJS.ProcessEnv = env): Start {
   let err = ''
   child.stdout!.on('data', (d) => (out += d))
   child.stderr!.on('data', (d) => (err += d))
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
+  // A signal's name where the process ended by one (its code is then null), so that a failure says which.
+  const exited = new Promise<number | string | null>((r) => child.once('exit', (code, signal) => r(code ?? signal)))
   return { child, stdout: () => out, stderr: () => err, exited }
 }
 
@@ -180,5 +181,5 @@ t.test('the first start answers the demo before its large org is seeded; a start
   const d = await started('a later start')
   t.equal(d.info.seeding, undefined, 'a later start has nothing left to seed')
   d.s.child.kill('SIGTERM')
-  t.equal(await d.s.exited, 0)
+  t.equal(await d.s.exited, 0, `a later start drains and exits 0 on SIGTERM (its stderr: ${d.s.stderr().trim().split('\n').slice(-4).join(' | ')})`)
 })
