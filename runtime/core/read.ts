@@ -37,17 +37,20 @@ export interface ReadRequest {
    */
   lend: boolean
   /**
-   * Waits for the request's turn at the database (fair share: runtime/platform/pipeline/fair-share.ts) and gives the function
-   * that hands it back. Taken just before the read's first statement, so an answer from the response cache never waits
-   * for it; absent: no turn is taken.
+   * Waits for the request's turn at the database (fair share: runtime/platform/pipeline/fair-share.ts): the read
+   * connection (an index into `ReadDb.reads`) its statements run on, and the function that hands it back. Taken just
+   * before the read's first statement, so an answer from the response cache never waits for it; absent: no turn is
+   * taken.
    */
-  turn?: () => Promise<() => void>
+  turn?: () => Promise<{ connection: number; release: () => void }>
 }
 
 /** Where reads run: the read pool, which of its statements may be prepared, and the hot-read caches. */
 export interface ReadDb {
-  /** The primary's read pool. */
+  /** Where statements without a turn run (the first read connection); a read with a turn runs on its connection. */
   sql: postgres.Sql
+  /** The primary's read connections, each a pool of one: a turn names the one a read runs on. */
+  reads: readonly postgres.Sql[]
   /**
    * A streaming replica for the records of completed scans (needs `hot`, whose org state, read on the primary, names
    * the scan): runtime/core/db/replica.ts.
@@ -193,7 +196,7 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
     // The filter's total, when this process counted it on a scan before: the statement counts only on another scan.
     const totalKey = key && db.totals ? `${scope.orgId}\n${c.name}\n${LIST_PARTS.filter(plan)}\n${plan.parentId ?? ''}\n${extraText(plan.extra)}` : undefined
     const known = totalKey ? db.totals!.get(totalKey) : undefined
-    return withTurn(req, async () => {
+    return withTurn(req, db, async (db) => {
       const row = await runRead(db, state, (pin) => listStatement(c, plan, { ...scope, scanId: pin }, known?.scanId), plan.filter !== undefined)
       checkRow(row, decl.scope, decl.parent?.param)
       if (!row.org_ok && decl.scope === 'org') return orgDenied(db, scope.orgId!, req.principal)
@@ -210,7 +213,7 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
     const state = await orgState(db, scope)
     const hit = cached(db, state, key, req.lend)
     if (hit) return hit
-    return withTurn(req, async () => {
+    return withTurn(req, db, async (db) => {
       const row = await runRead(db, state, (pin) => countStatement(c, plan, { ...scope, scanId: pin }), plan.filter !== undefined)
       checkRow(row, decl.scope)
       if (!row.org_ok) return orgDenied(db, scope.orgId!, req.principal)
@@ -224,7 +227,7 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
   const state = key ? await orgState(db, scope) : undefined
   const hit = key && cached(db, state, key, req.lend)
   if (hit) return hit
-  return withTurn(req, async () => {
+  return withTurn(req, db, async (db) => {
     const row = await runRead(db, state, (pin) => getStatement(c, plan, { ...scope, scanId: pin }), false)
     if (decl.scope === 'org') {
       if (!row.org_ok) return orgDenied(db, scope.orgId!, req.principal)
@@ -241,13 +244,13 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
   })
 }
 
-/** Runs a read's statements within the request's turn at the database (when it has to take one). */
-async function withTurn<T>(req: ReadRequest, statements: () => Promise<T>): Promise<T> {
-  const release = await req.turn?.()
+/** Runs a read's statements within the request's turn at the database (when it has to take one), on its connection. */
+async function withTurn<T>(req: ReadRequest, db: ReadDb, statements: (db: ReadDb) => Promise<T>): Promise<T> {
+  const turn = await req.turn?.()
   try {
-    return await statements()
+    return await statements(turn ? { ...db, sql: db.reads[turn.connection] } : db)
   } finally {
-    release?.()
+    turn?.release()
   }
 }
 

@@ -18,6 +18,7 @@ import type { ReplicaReads } from '../core/db/replica.ts'
 import type { LiveVersions } from '../platform/versions/live.ts'
 import type { VersionUsage } from '../platform/versions/usage.ts'
 import type { Metrics } from '../platform/metrics.ts'
+import type { FairShare } from '../platform/pipeline/fair-share.ts'
 import type { ResponseCache } from '../core/cache/response-cache.ts'
 import type { OrgStateCache } from '../core/cache/org-state.ts'
 import type { PendingOrgs } from '../core/pending-orgs.ts'
@@ -80,6 +81,8 @@ export interface RunningService {
   metrics?: Metrics
   /** The hot-read caches (hit, miss and eviction counts: `hot.responses.stats()`). */
   hot: { responses: ResponseCache; orgs: OrgStateCache }
+  /** The fair share of the read connections among accounts (its bounds: `perAccount`, `depth`; `load(account)`). */
+  fairShare: FairShare
   /** Requests being answered now (what a graceful stop waits for). */
   inFlight(): number
   /** Requests MCP tool calls of this process sent their clients and still wait for the answer of (none is left behind). */

@@ -81,12 +81,10 @@ function errorDescription(detail: string): string {
 const CONTROL_POOL_SIZE = 2
 
 /**
- * Reads handed to the database at once in the process: the read pool's connections (one on the embedded database), so
- * that a read never waits inside the driver behind another account's statement (docs/adr/0100-fair-share.md).
+ * Reads of one account pipelined on a connection it holds, while no other account waits for one (PostgreSQL; the
+ * embedded database's one connection runs one read at a time): docs/adr/0197-pipelining-within-an-account.md.
  */
-function readSlots(db: Database): number {
-  return db.kind === 'embedded' ? 1 : db.read.options.max ?? 1
-}
+const PIPELINE_DEPTH = 3
 
 /** Says at start where reads go; a replica that is down or not a standby is a warning, not a failure (reads fall back). */
 async function announceReplica(db: Database, log: Logger): Promise<void> {
@@ -147,9 +145,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     const o = oauth
     quota = (opts.quota ?? quotaFactory())({ sql: db.sql, clock, log, embedded: db.kind === 'embedded' })
     // One account's share is below the pool (FairShare holds it to slots − 1); `auto` is exactly that.
-    const slots = readSlots(db)
+    const slots = db.reads.length
     const fairShare = new FairShare({
       slots,
+      depth: db.kind === 'embedded' ? 1 : PIPELINE_DEPTH,
       perAccount: config.fairShare.perAccount === 'auto' ? slots : config.fairShare.perAccount,
       queueDepth: config.fairShare.queueDepth,
       maxWaitMs: config.fairShare.maxWaitMs,
@@ -181,7 +180,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     const m = metrics
     const orgList = orgListOperation(resources)
     const pipeline = createPipeline({
-      read: { sql: db.read, replica, shapes: new PreparedShapes(), hot, totals: new TotalCache(), onQuery: m ? () => m.query() : undefined },
+      read: { sql: db.reads[0], reads: db.reads, replica, shapes: new PreparedShapes(), hot, totals: new TotalCache(), onQuery: m ? () => m.query() : undefined },
       metrics,
       quota,
       fairShare,
@@ -322,6 +321,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       versions: vt,
       usage: vu,
       hot: h,
+      fairShare,
       inFlight: () => lifecycle.inFlight,
       mcpClientRequestsWaiting: mcp.clientRequestsWaiting,
       replica,

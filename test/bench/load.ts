@@ -32,11 +32,11 @@ export const SERVE_ENV: Record<string, string> = startEnv()
 
 /**
  * Starts `node <args>` from the repository's root with `env` added to this process's environment and stderr on the
- * file descriptor `stderr`; resolves once the server prints its JSON banner line (`--json`) with the URL it listens on.
+ * file descriptor `stderr`, from `cwd` (default: this checkout); resolves once the server prints its JSON banner line (`--json`) with the URL it listens on.
  */
-export function spawnServer(args: string[], env: Record<string, string>, stderr: number): Promise<{ child: ChildProcess; url: string }> {
+export function spawnServer(args: string[], env: Record<string, string>, stderr: number, cwd?: string): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: new URL('../../', import.meta.url).pathname, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', stderr] })
+    const child = spawn(process.execPath, args, { cwd: cwd ?? new URL('../../', import.meta.url).pathname, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', stderr] })
     let buf = ''
     child.stdout!.on('data', (d) => {
       buf += d

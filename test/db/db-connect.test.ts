@@ -201,11 +201,11 @@ t.test('PostgreSQL server', { skip }, async (t) => {
     const db = await openDatabase({ databaseUrl: socketUrl, readPool: { size: 1, statementTimeoutMs: 1234 } })
     t.teardown(() => db.close())
     t.equal(db.describe, `postgres://${u.username}@${dir}/.s.PGSQL.${port}${u.pathname}`)
-    for (const [name, pool] of [['control', db.sql], ['read', db.read]] as const) {
+    for (const [name, pool] of [['control', db.sql], ['read', db.reads[0]]] as const) {
       const [row] = await pool`SELECT inet_server_addr() AS addr, current_setting('application_name') AS app, current_setting('TimeZone') AS tz, current_database() AS d`
       t.same(row, { addr: null, app: 'orgscan', tz: 'UTC', d: u.pathname.slice(1) }, `${name} pool: through the socket (no server address), with the settings`)
     }
-    t.same(await db.read`SHOW statement_timeout`, [{ statement_timeout: '1234ms' }], 'the read pool keeps its own settings')
+    t.same(await db.reads[0]`SHOW statement_timeout`, [{ statement_timeout: '1234ms' }], 'the read pool keeps its own settings')
     await t.rejects(openDatabase({ databaseUrl: `postgres://app:${FAKE_PASSWORD}@/orgscan?host=/nonexistent-dir` }), {
       message: /^Cannot connect to PostgreSQL at postgres:\/\/app@\/nonexistent-dir\/\.s\.PGSQL\.5432\/orgscan: .*ENOENT/,
     })

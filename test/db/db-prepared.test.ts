@@ -11,7 +11,7 @@ const ts = await startTestService(t, { config: { poolSize: 1 } })
 const org = ts.seed.orgs.find((o) => o.large)!
 const auth = await ts.keyHeader(org.accountId)
 const base = `/v1/orgs/${org.salesforceId}`
-const prepared = async () => Number((await ts.svc.db.read`SELECT count(*)::int AS n FROM pg_prepared_statements`)[0].n)
+const prepared = async () => Number((await ts.svc.db.reads[0]`SELECT count(*)::int AS n FROM pg_prepared_statements`)[0].n)
 
 t.test('client-shaped statements are prepared up to a bound, then run unprepared', async (t) => {
   // Warm the fixed shapes of a few resources.
@@ -42,7 +42,7 @@ t.test('a list statement is planned once, not for every page', async (t) => {
   // The objects list's statement, as the read connection's own record of its plans shows it (this query's own text
   // names the table too, hence the last condition).
   const plans = async () => {
-    const rows = await ts.svc.db.read`SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE statement LIKE '%FROM objects t%OFFSET%' AND statement NOT LIKE '%pg_prepared_statements%'`
+    const rows = await ts.svc.db.reads[0]`SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE statement LIKE '%FROM objects t%OFFSET%' AND statement NOT LIKE '%pg_prepared_statements%'`
     t.equal(rows.length, 1, 'the objects list has one prepared statement')
     return { generic: rows[0].generic as number, custom: rows[0].custom as number }
   }
@@ -57,5 +57,5 @@ t.test('a list statement is planned once, not for every page', async (t) => {
   }
   const after = await plans()
   t.same({ generic: after.generic - before.generic, custom: after.custom - before.custom }, { generic: pages, custom: 0 }, 'every page used the one plan made without values')
-  t.equal((await ts.svc.db.read`SHOW plan_cache_mode`)[0].plan_cache_mode, 'force_generic_plan', 'the reading connection keeps value-blind plans')
+  t.equal((await ts.svc.db.reads[0]`SHOW plan_cache_mode`)[0].plan_cache_mode, 'force_generic_plan', 'the reading connection keeps value-blind plans')
 })

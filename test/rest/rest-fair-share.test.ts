@@ -34,8 +34,7 @@ async function warm(ts: TestService, path: string, auth: string): Promise<void> 
 
 /** Takes every connection of the read pool with a statement of `seconds`; `ended` resolves when they all have. */
 async function busyReadPool(ts: TestService, seconds: number): Promise<{ ended: Promise<unknown> }> {
-  const n = ts.svc.db.kind === 'embedded' ? 1 : ts.svc.ctx.config.poolSize
-  const ended = Promise.all(Array.from({ length: n }, () => ts.svc.db.read`SELECT pg_sleep(${seconds})`.execute()))
+  const ended = Promise.all(ts.svc.db.reads.map((c) => c`SELECT pg_sleep(${seconds})`.execute()))
   await sleep(150) // sent, and running
   return { ended }
 }
@@ -83,9 +82,9 @@ t.test('a read that cannot start within ORGSCAN_ACCOUNT_QUEUE_WAIT_MS is a promp
   t.equal(ts.svc.ctx.config.fairShare.maxWaitMs, 1000, 'the default bound: 1 s')
   await warm(ts, `${base}/fields?limit=5`, auth)
   const { ended } = await busyReadPool(ts, 4)
-  // The account's share of turns (one less than the pool on PostgreSQL, one on the embedded database): reads waiting
-  // behind the busy pool.
-  const share = ts.svc.db.kind === 'embedded' ? 1 : ts.svc.ctx.config.poolSize - 1
+  // The account's share (one connection less than the pool on PostgreSQL, one on the embedded database), each with as
+  // many reads as it may pipeline on it: reads waiting behind the busy pool.
+  const share = (ts.svc.db.kind === 'embedded' ? 1 : ts.svc.ctx.config.poolSize - 1) * ts.svc.fairShare.depth
   const running = Array.from({ length: share }, (_, i) => ts.get(`${base}/fields?limit=9&offset=${i}`, auth))
   await sleep(200)
   const before = await ts.get(`${base}/fields?limit=5`, auth)

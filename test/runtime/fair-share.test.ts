@@ -2,7 +2,7 @@
 // pool's turns out, one account never all of them, freed turns to the account with the fewest out and the one served
 // longest ago among equals, waits bounded. Over the wire: test/rest/rest-fair-share.test.ts, test/alone/fairness.test.ts.
 import { t } from '../helpers/file-test.ts'
-import { FairShare, type Release } from '../../runtime/platform/pipeline/fair-share.ts'
+import { FairShare, type Turn } from '../../runtime/platform/pipeline/fair-share.ts'
 import { ApiError } from '../../runtime/core/errors.ts'
 
 const options = { queueDepth: 100, maxWaitMs: 60_000 }
@@ -10,7 +10,7 @@ const options = { queueDepth: 100, maxWaitMs: 60_000 }
 /** Requests of accounts that record the order in which they got their turn. */
 function recorder(fs: FairShare) {
   const order: string[] = []
-  const held = new Map<string, Release[]>()
+  const held = new Map<string, Turn[]>()
   const ask = (account: string) =>
     fs.acquire(account).then((r) => {
       order.push(account)
@@ -18,11 +18,11 @@ function recorder(fs: FairShare) {
       return r
     })
   /** Gives back the oldest turn `account` holds. */
-  const done = (account: string) => held.get(account)!.shift()!()
+  const done = (account: string) => held.get(account)!.shift()!.release()
   /** Gives every turn back, and those of the requests still waiting as they get them: nothing left pending. */
   const finish = async () => {
     for (let i = 0; i < 1000 && !fs.idle; i++) {
-      for (const rs of held.values()) while (rs.length) rs.shift()!()
+      for (const rs of held.values()) while (rs.length) rs.shift()!.release()
       await settle()
     }
   }
@@ -40,7 +40,7 @@ t.test('one account never holds every turn: its share is held below the pool', a
   for (let i = 0; i < 6; i++) void ask('A')
   await settle()
   t.same(order, ['A', 'A', 'A'], 'A gets three of the four turns')
-  t.same(fs.load('A'), { active: 3, queued: 3 })
+  t.same(fs.load('A'), { active: 3, queued: 3, connections: 3 })
   void ask('B')
   await settle()
   t.same(order.at(-1), 'B', 'B finds the fourth at once')
@@ -109,8 +109,8 @@ t.test('a turn not free within maxWaitMs is a prompt 429 concurrency_limited wit
   t.equal((err as ApiError).extras.retryAfterSeconds, 1, 'Retry-After: 1')
   t.ok(waited >= 140 && waited < 2000, `refused after about the bound (${waited.toFixed(0)} ms)`)
   t.ok(fs.load('C').queued === 0 && fs.load('C').active === 0, 'nothing left of it')
-  a()
-  b()
+  a.release()
+  b.release()
   t.ok(fs.idle, 'idle once every turn is back')
 })
 
@@ -120,13 +120,113 @@ t.test('a full queue is refused at once; a turn given back twice counts once', a
   const waiting = fs.acquire('A')
   const err = await fs.acquire('A').then(() => undefined, (e: unknown) => e)
   t.ok(err instanceof ApiError && err.code === 'concurrency_limited', 'the second waiting request is refused')
-  a()
-  a()
+  a.release()
+  a.release()
   const next = await waiting
-  t.same(fs.load('A'), { active: 1, queued: 0 }, 'the waiting one got the turn; the repeated release did nothing')
+  t.same(fs.load('A'), { active: 1, queued: 0, connections: 1 }, 'the waiting one got the turn; the repeated release did nothing')
   const b = await fs.acquire('B')
-  t.same(fs.load('B'), { active: 1, queued: 0 }, 'B has the other turn: two out, as many as the slots')
-  next()
-  b()
+  t.same(fs.load('B'), { active: 1, queued: 0, connections: 1 }, 'B has the other turn: two out, as many as the slots')
+  next.release()
+  b.release()
   t.ok(fs.idle)
+})
+
+t.test('pipelining: an account alone sends up to depth reads on each connection it holds, never on the one it leaves free', async (t) => {
+  const fs = new FairShare({ slots: 4, perAccount: 3, depth: 3, ...options })
+  const turns: Turn[] = []
+  for (let i = 0; i < 11; i++) void fs.acquire('A').then((x) => turns.push(x))
+  await settle()
+  t.equal(turns.length, 9, 'three connections, three reads on each')
+  t.same(fs.load('A'), { active: 9, queued: 2, connections: 3 })
+  t.same(turns.slice(0, 3).map((x) => x.connection), [0, 1, 2], 'a free connection first, one for each of the first three')
+  t.same([...new Set(turns.map((x) => x.connection))].sort(), [0, 1, 2], 'the pipelined reads go to those three')
+  const b = await fs.acquire('B')
+  t.equal(b.connection, 3, 'B finds the fourth connection at once')
+  turns[0].release()
+  await settle()
+  t.equal(turns.length, 10, "a read given back makes room on A's connection for A's next")
+  t.equal(turns[9].connection, turns[0].connection, 'on the same connection')
+  b.release()
+  for (const x of turns) x.release()
+  await settle()
+  for (const x of turns) x.release()
+  t.ok(fs.idle, 'idle once every turn is back')
+})
+
+t.test('pipelining stops while another account waits for a connection, so the connections drain to it', async (t) => {
+  const fs = new FairShare({ slots: 2, perAccount: 1, depth: 3, ...options })
+  const a: Turn[] = []
+  for (let i = 0; i < 2; i++) a.push(await fs.acquire('A'))
+  const b = await fs.acquire('B')
+  t.same([a[0].connection, a[1].connection, b.connection], [0, 0, 1], "A pipelines on its one connection, B has the other")
+  let c: Turn | undefined
+  void fs.acquire('C').then((x) => (c = x))
+  const more: Turn[] = []
+  void fs.acquire('A').then((x) => more.push(x))
+  await settle()
+  a[0].release()
+  await settle()
+  t.equal(more.length, 0, "A's next read is not pipelined while C waits for a connection, though A's connection has room")
+  t.equal(c, undefined, 'C still waits: the connection runs A\'s read already sent')
+  a[1].release()
+  await settle()
+  t.equal(c?.connection, 0, "C gets A's connection once A's reads on it are done")
+  t.equal(more.length, 0, 'A waits for a connection of its own now')
+  b.release()
+  await settle()
+  t.equal(more[0]?.connection, 1, "A gets B's connection once it is free")
+  c!.release()
+  more[0].release()
+  t.ok(fs.idle)
+})
+
+t.test('whatever the order of requests and releases: one account a connection, its share, its depth, nothing free while someone waits for it', async (t) => {
+  // A seeded pseudo-random run of acquires and releases, the invariants checked after each step.
+  let seed = 7
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+  const shapes = [{ slots: 4, perAccount: 3, depth: 3 }, { slots: 3, perAccount: 1, depth: 2 }, { slots: 1, perAccount: 1, depth: 1 }]
+  // Two accounts (one often alone, pipelining) and five (often several waiting).
+  for (const [shape, names] of shapes.flatMap((s) => [[s, 'AB'], [s, 'ABCDE']] as const)) {
+    const fs = new FairShare({ ...shape, queueDepth: 1000, maxWaitMs: 60_000 })
+    const out: Array<{ account: string; turn: Turn }> = []
+    let waiting = 0
+    let violations = 0
+    for (let step = 0; step < 3000; step++) {
+      if (random() < 0.55) {
+        const account = names[Math.floor(random() * names.length)]
+        waiting++
+        void fs.acquire(account).then((turn) => {
+          waiting--
+          out.push({ account, turn })
+        })
+      } else if (out.length > 0) {
+        out.splice(Math.floor(random() * out.length), 1)[0].turn.release()
+      }
+      await settle()
+      const byConnection = new Map<number, Set<string>>()
+      const reads = new Map<number, number>()
+      for (const { account, turn } of out) {
+        ;(byConnection.get(turn.connection) ?? byConnection.set(turn.connection, new Set()).get(turn.connection)!).add(account)
+        reads.set(turn.connection, (reads.get(turn.connection) ?? 0) + 1)
+      }
+      const held = new Map<string, number>()
+      for (const accounts of byConnection.values()) {
+        if (accounts.size > 1) violations++
+        for (const a of accounts) held.set(a, (held.get(a) ?? 0) + 1)
+      }
+      for (const n of held.values()) if (n > fs.perAccount) violations++
+      for (const n of reads.values()) if (n > shape.depth) violations++
+      // Someone waits while a connection is free and the waiting account holds less than its share: never.
+      const free = shape.slots - byConnection.size
+      if (free > 0 && waiting > 0) {
+        for (const account of names) if (fs.load(account).queued > 0 && (held.get(account) ?? 0) < fs.perAccount) violations++
+      }
+    }
+    t.equal(violations, 0, `${JSON.stringify(shape)}, accounts ${names}: no step broke a bound`)
+    while (out.length || waiting) {
+      for (const x of out.splice(0)) x.turn.release()
+      await settle()
+    }
+    t.ok(fs.idle, `${JSON.stringify(shape)}, accounts ${names}: idle in the end`)
+  }
 })

@@ -31,7 +31,7 @@ export interface OpenOptions {
   /** Pool size for `databaseUrl` (default 4). Ignored for embedded: always 1 connection. */
   poolSize?: number
   /**
-   * A separate pool for request reads (`Database.read`), so that the quota, key lookups and administration on
+   * Separate connections for request reads (`Database.reads`), so that the quota, key lookups and administration on
    * `sql` never wait behind data queries. Its statements are cancelled by the server after `statementTimeoutMs`
    * (0: no limit). PostgreSQL only: the embedded database has a single connection, and PGlite ignores
    * `statement_timeout` (measured), so there `read` is `sql` (docs/adr/0016-fair-share-per-account.md).
@@ -53,8 +53,12 @@ export interface OpenOptions {
 export interface Database {
   /** Control pool: quota, authentication, administration, migrations, imports. */
   sql: postgres.Sql
-  /** Request reads (a pool of its own with a statement timeout when `readPool` was given on PostgreSQL; else `sql`). */
-  read: postgres.Sql
+  /**
+   * Request reads: with `readPool` on PostgreSQL, `readPool.size` connections, each a pool of one with the statement
+   * timeout, so that fair share chooses the connection a read runs on (runtime/platform/pipeline/fair-share.ts); else
+   * `[sql]`.
+   */
+  reads: postgres.Sql[]
   /** Reads of completed scans on a replica (`replicaUrl`), with its display form; absent without one. */
   replica?: { sql: postgres.Sql; describe: string }
   kind: 'postgres' | 'embedded'
@@ -109,25 +113,25 @@ function pool(url: string, max: number, reads?: { statementTimeoutMs: number }, 
 
 async function openPostgres(url: string, poolSize: number, readPool: OpenOptions['readPool'], replicaUrl?: string): Promise<Database> {
   const sql = pool(url, poolSize)
-  const read = readPool ? pool(url, readPool.size, readPool) : sql
+  const reads = readPool ? Array.from({ length: readPool.size }, () => pool(url, 1, readPool)) : [sql]
   let replica: Database['replica']
   try {
     replica = replicaUrl ? { sql: pool(replicaUrl, readPool?.size ?? poolSize, { statementTimeoutMs: readPool?.statementTimeoutMs ?? 0 }, REPLICA_CONNECT_TIMEOUT_S), describe: describeDatabaseUrl(replicaUrl) } : undefined
   } catch (err) {
-    await Promise.all([sql.end({ timeout: 0 }), read.end({ timeout: 0 })]).catch(silent)
+    await Promise.all([sql, ...reads].map((p) => p.end({ timeout: 0 }))).catch(silent)
     throw new Error(`Invalid replica URL: ${(err as Error).message.replace(/^Invalid database URL: /, '')}`)
   }
-  const pools = [...new Set([sql, read, replica?.sql])].filter((p) => p !== undefined)
+  const pools = [...new Set([sql, ...reads, replica?.sql])].filter((p) => p !== undefined)
   const end = () => Promise.all(pools.map((p) => p.end({ timeout: 5 }))).then(() => undefined)
   const describe = describeParsed(sql.options, url)
   try {
     await sql`select 1`
-    if (read !== sql) await read`select 1`
+    if (reads[0] !== sql) await reads[0]`select 1`
   } catch (err) {
     await Promise.all(pools.map((p) => p.end({ timeout: 0 }))).catch(silent)
     throw new Error(`Cannot connect to PostgreSQL at ${describe}: ${(err as Error).message}`, { cause: err })
   }
-  return { sql, read, replica, kind: 'postgres', describe, close: once(end) }
+  return { sql, reads, replica, kind: 'postgres', describe, close: once(end) }
 }
 
 /** Embedded hosts by Database, for tests and diagnostics (`embeddedHostOf`). */
@@ -206,7 +210,7 @@ async function openEmbedded(dataDir: string, log?: Logger): Promise<Database> {
     throw new Error(`Cannot open the ${describe}: ${(err as Error).message}`, { cause: err })
   }
 
-  const db: Database = { sql, read: sql, kind: 'embedded', describe, close, writeProblem: space && (() => space.problem()) }
+  const db: Database = { sql, reads: [sql], kind: 'embedded', describe, close, writeProblem: space && (() => space.problem()) }
   hosts.set(db, host)
   return db
 }

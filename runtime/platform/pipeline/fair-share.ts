@@ -1,31 +1,37 @@
 /**
- * Fair share of the database among accounts (docs/adr/0100-fair-share.md). A read takes a turn before its first
- * statement and gives it back when its statements are done. Two bounds hold by construction:
+ * Fair share of the database among accounts (docs/adr/0100-fair-share.md, docs/adr/0197-pipelining-within-an-account.md).
+ * A read takes a turn before its first statement and gives it back when its statements are done. A turn names one of
+ * the read pool's `slots` connections, on which the read runs. Three bounds hold by construction:
  *
- * - at most `slots` turns are out at once in the process: the read pool's connections, so a read that has its turn
- *   starts at once on a free connection and never queues inside the driver behind another account's statement
- *   (postgres.js would pipeline it behind a busy one);
- * - one account holds at most `perAccount` of them, and never all `slots` (at most `slots − 1` when there are two or
- *   more): a busy or hostile account always leaves a connection to the others.
+ * - a connection serves one account at a time: a read never queues behind another account's statement (postgres.js
+ *   would pipeline it behind any busy connection; here each connection is a pool of its own);
+ * - one account holds at most `perAccount` connections, and never all `slots` (at most `slots − 1` when there are two
+ *   or more): a busy or hostile account always leaves a connection to the others;
+ * - an account may pipeline up to `depth` reads on a connection it holds, and only while no other account waits for a
+ *   connection: its statements then run back to back, without the round trip and wake-up each would cost alone, and a
+ *   connection it holds is never kept from an account that waits for one any longer than the reads already sent.
  *
- * When turns are contended, requests wait here, and each freed turn goes to the waiting account with the fewest turns
- * out, the one served longest ago among equals: accounts are served in turn, and a newcomer goes ahead of an account
- * that already has many reads running. On the embedded database (one slot) the account whose read just ended is not
- * served again before every other waiting account has had its turn.
+ * When connections are contended, requests wait here, and each freed connection goes to the waiting account with the
+ * fewest connections held, the one served longest ago among equals: accounts are served in turn, and a newcomer goes
+ * ahead of an account that already has many reads running. On the embedded database (one connection) the account whose
+ * read just ended is not served again before every other waiting account has had its turn.
  *
  * The wait is bounded: at most `queueDepth` requests of an account wait, each at most `maxWaitMs`; past either, 429
- * `concurrency_limited` with `Retry-After: 1`. So a read either starts within `maxWaitMs` or is refused, and once
- * started it runs at most the statement timeout.
+ * `concurrency_limited` with `Retry-After: 1`. So a read either is handed to a connection within `maxWaitMs` or is
+ * refused, and once handed it waits at most for `depth − 1` reads of its own account and then runs at most the
+ * statement timeout.
  *
  * Memory is bounded: an account with nothing running and nothing waiting holds no state.
  */
 import { ApiError } from '../../core/errors.ts'
 
 export interface FairShareOptions {
-  /** Turns out at once in the process (≥ 1): the read pool's connections. */
+  /** Connections of the read pool (≥ 1). */
   slots: number
-  /** Turns of one account at once (≥ 1); held to `slots − 1` when `slots` is 2 or more. */
+  /** Connections one account holds at once (≥ 1); held to `slots − 1` when `slots` is 2 or more. */
   perAccount: number
+  /** Reads of one account pipelined on one connection it holds (≥ 1; default 1: one read a connection). */
+  depth?: number
   /** Requests of one account waiting for a turn (≥ 0). */
   queueDepth: number
   /** Longest wait for a turn, ms. */
@@ -35,8 +41,14 @@ export interface FairShareOptions {
 /** Gives the turn back; idempotent. */
 export type Release = () => void
 
+/** A read's turn: the connection it runs on (an index into the read pool's connections) and how to give it back. */
+export interface Turn {
+  connection: number
+  release: Release
+}
+
 interface Waiter {
-  grant: (r: Release) => void
+  grant: (t: Turn) => void
   timer?: NodeJS.Timeout
 }
 
@@ -44,9 +56,18 @@ interface Lane {
   accountId: string
   /** Turns out. */
   active: number
+  /** Connections held. */
+  held: number
   queue: Waiter[]
-  /** When the account last got a turn (a sequence number): among equals, the one served longest ago goes first. */
+  /** When the account last got a connection (a sequence number): among equals, the one served longest ago goes first. */
   served: number
+}
+
+interface Connection {
+  /** The account whose reads it runs; none when it runs none. */
+  owner?: Lane
+  /** Reads handed to it and not yet given back. */
+  reads: number
 }
 
 /** The 429 of a request that found its account's queue full (the request is not charged). */
@@ -71,34 +92,40 @@ export class FairShare {
   private readonly lanes = new Map<string, Lane>()
   /** Lanes with requests waiting. */
   private readonly waiting = new Set<Lane>()
-  private running = 0
+  private readonly connections: Connection[]
   private turns = 0
-  /** Turns one account may hold at once (`perAccount`, below `slots`). */
+  /** Connections one account may hold at once (`perAccount`, below `slots`). */
   readonly perAccount: number
+  /** Reads of one account pipelined on one connection. */
+  readonly depth: number
 
   constructor(private readonly o: FairShareOptions) {
-    if (!(o.slots >= 1) || !(o.perAccount >= 1) || !(o.queueDepth >= 0) || !(o.maxWaitMs >= 0)) {
-      throw new Error('FairShare: slots and perAccount must be ≥ 1, queueDepth and maxWaitMs ≥ 0')
+    const depth = o.depth ?? 1
+    if (!(o.slots >= 1) || !(o.perAccount >= 1) || !(depth >= 1) || !(o.queueDepth >= 0) || !(o.maxWaitMs >= 0)) {
+      throw new Error('FairShare: slots, perAccount and depth must be ≥ 1, queueDepth and maxWaitMs ≥ 0')
     }
     this.perAccount = Math.min(o.perAccount, Math.max(1, o.slots - 1))
+    this.depth = depth
+    this.connections = Array.from({ length: o.slots }, () => ({ reads: 0 }))
   }
 
   /** Waits for the account's turn; rejects with `concurrency_limited` when the account's queue is full or the wait too long. */
-  acquire(accountId: string): Promise<Release> {
+  acquire(accountId: string): Promise<Turn> {
     let lane = this.lanes.get(accountId)
     if (!lane) {
-      lane = { accountId, active: 0, queue: [], served: 0 }
+      lane = { accountId, active: 0, held: 0, queue: [], served: 0 }
       this.lanes.set(accountId, lane)
     }
-    // Nobody eligible waits while a turn is free (dispatch keeps it so): a free turn is this request's.
-    if (this.running < this.o.slots && lane.active < this.perAccount) return Promise.resolve(this.grant(lane))
+    // Requests of an account are served in order: only one whose account has none waiting may go at once.
+    const now = lane.queue.length === 0 ? this.connectionFor(lane) : undefined
+    if (now !== undefined) return Promise.resolve(this.grant(lane, now))
     if (lane.queue.length >= this.o.queueDepth || this.o.maxWaitMs === 0) {
       const refused = lane.queue.length >= this.o.queueDepth ? concurrencyLimited(this.perAccount) : couldNotStart(this.perAccount, 0)
       this.forget(lane)
       return Promise.reject(refused)
     }
     const l = lane
-    return new Promise<Release>((resolve, reject) => {
+    return new Promise<Turn>((resolve, reject) => {
       const w: Waiter = { grant: resolve }
       w.timer = setTimeout(() => {
         const i = l.queue.indexOf(w)
@@ -106,6 +133,8 @@ export class FairShare {
         if (l.queue.length === 0) this.waiting.delete(l)
         this.forget(l)
         reject(couldNotStart(this.perAccount, this.o.maxWaitMs))
+        // A lane that waited for a connection may have held back another's pipelining.
+        this.dispatch()
       }, this.o.maxWaitMs)
       l.queue.push(w)
       this.waiting.add(l)
@@ -118,40 +147,90 @@ export class FairShare {
   }
 
   /** Requests running and waiting for an account in this process (diagnostics, tests). */
-  load(accountId: string): { active: number; queued: number } {
+  load(accountId: string): { active: number; queued: number; connections: number } {
     const lane = this.lanes.get(accountId)
-    return { active: lane?.active ?? 0, queued: lane?.queue.length ?? 0 }
+    return { active: lane?.active ?? 0, queued: lane?.queue.length ?? 0, connections: lane?.held ?? 0 }
   }
 
-  private grant(lane: Lane): Release {
+  /**
+   * The connection a read of `lane` may take now: a free one while the account holds fewer than its share, else (while
+   * no other account waits for a connection) the least loaded of its own with room in its pipeline.
+   */
+  private connectionFor(lane: Lane): number | undefined {
+    if (lane.held < this.perAccount) {
+      const free = this.connections.findIndex((c) => c.owner === undefined)
+      if (free >= 0) return free
+    }
+    if (this.depth === 1 || this.othersWaitForAConnection(lane)) return undefined
+    let best: number | undefined
+    for (let i = 0; i < this.connections.length; i++) {
+      const c = this.connections[i]
+      if (c.owner === lane && c.reads < this.depth && (best === undefined || c.reads < this.connections[best].reads)) best = i
+    }
+    return best
+  }
+
+  /** Whether an account other than `lane` waits and could take a connection that came free. */
+  private othersWaitForAConnection(lane: Lane): boolean {
+    for (const other of this.waiting) if (other !== lane && other.held < this.perAccount) return true
+    return false
+  }
+
+  private grant(lane: Lane, i: number): Turn {
+    const c = this.connections[i]
+    if (c.owner === undefined) {
+      c.owner = lane
+      lane.held++
+      lane.served = ++this.turns
+    }
+    c.reads++
     lane.active++
-    lane.served = ++this.turns
-    this.running++
     let done = false
-    return () => {
-      if (done) return
-      done = true
-      lane.active--
-      this.running--
-      this.dispatch()
-      this.forget(lane)
+    return {
+      connection: i,
+      release: () => {
+        if (done) return
+        done = true
+        lane.active--
+        if (--c.reads === 0) {
+          c.owner = undefined
+          lane.held--
+        }
+        this.dispatch()
+        this.forget(lane)
+      },
     }
   }
 
-  /** Hands free turns to waiting accounts: the fewest turns out first, then the one served longest ago. */
+  /**
+   * Hands what is free to waiting accounts: each free connection to the account holding the fewest, then the one
+   * served longest ago; then, while no account waits for a connection, room in a pipeline to its own account.
+   */
   private dispatch(): void {
-    while (this.running < this.o.slots) {
+    for (;;) {
+      const free = this.connections.findIndex((c) => c.owner === undefined)
+      if (free < 0) break
       let next: Lane | undefined
       for (const lane of this.waiting) {
-        if (lane.active >= this.perAccount) continue
-        if (!next || lane.active < next.active || (lane.active === next.active && lane.served < next.served)) next = lane
+        if (lane.held >= this.perAccount) continue
+        if (!next || lane.held < next.held || (lane.held === next.held && lane.served < next.served)) next = lane
       }
-      if (!next) return
-      const w = next.queue.shift()!
-      if (next.queue.length === 0) this.waiting.delete(next)
-      clearTimeout(w.timer)
-      w.grant(this.grant(next))
+      if (!next) break
+      this.serve(next, free)
     }
+    if (this.depth === 1) return
+    for (const lane of this.waiting) {
+      if (this.othersWaitForAConnection(lane)) return
+      for (let i = this.connectionFor(lane); i !== undefined && lane.queue.length > 0; i = this.connectionFor(lane)) this.serve(lane, i)
+    }
+  }
+
+  /** Gives the oldest waiting request of `lane` its turn on connection `i`. */
+  private serve(lane: Lane, i: number): void {
+    const w = lane.queue.shift()!
+    if (lane.queue.length === 0) this.waiting.delete(lane)
+    clearTimeout(w.timer)
+    w.grant(this.grant(lane, i))
   }
 
   /** Drops an account's state once it has nothing running and nothing waiting. */

@@ -130,9 +130,9 @@ export function createPipeline(d: PipelineDeps): Pipeline {
   async function executeQuota(p: Principal, o: Extract<Operation, { kind: 'quota' }>, surface: Surface): Promise<Outcome> {
     // A turn at the database only for the org check, the one statement of the read pool here: the account's quota is
     // read on the control pool, never behind its data reads.
-    let release
+    let turn
     try {
-      release = o.orgId !== undefined ? await d.fairShare.acquire(p.accountId) : undefined
+      turn = o.orgId !== undefined ? await d.fairShare.acquire(p.accountId) : undefined
     } catch (e) {
       return { ok: false, error: failure(e, 'fair share') }
     }
@@ -145,12 +145,12 @@ export function createPipeline(d: PipelineDeps): Pipeline {
         const name = [...new URLSearchParams(o.query).keys()][0]?.slice(0, 64) ?? ''
         throw new ApiError('unknown_parameter', `Unknown query parameter "${name}": this endpoint takes none.`, { parameter: name })
       }
-      if (o.orgId !== undefined) await checkOrgAccess(d.read, p, normalizeOrgId(o.orgId))
+      if (turn) await checkOrgAccess({ ...d.read, sql: d.read.reads[turn.connection] }, p, normalizeOrgId(o.orgId!))
       return { ok: true, kind: 'quota', state: state.body, rate }
     } catch (e) {
       return { ok: false, error: explainOrgNotFound(failure(e, 'quota state'), o.orgId, surface, d.orgList), rate }
     } finally {
-      release?.()
+      turn?.release()
     }
   }
 
