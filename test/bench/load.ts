@@ -239,3 +239,18 @@ export function median(xs: number[]): number {
   const m = Math.floor(s.length / 2)
   return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2
 }
+
+/** An MCP session (2025-11-25) on the server and the load of `tools/call list_org_fields` with limit 50 in it. */
+export async function mcpLoad(base: string, auth: Record<string, string>, orgId: string): Promise<Load> {
+  const url = `${base}/v1/mcp`
+  const headers = { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+  const init = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }) })
+  const sid = init.headers.get('mcp-session-id')
+  if (init.status !== 200 || !sid) throw new Error(`MCP initialize answered ${init.status}`)
+  const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_org_fields', arguments: { orgId, limit: 50 } } }
+  const load: Load = { url, method: 'POST', headers: { ...headers, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' }, body: JSON.stringify(call) }
+  const check = await fetch(url, { method: 'POST', headers: load.headers, body: load.body })
+  const answer = (await check.json()) as { result?: { isError?: boolean; structuredContent?: { data: unknown[] } } }
+  if (check.status !== 200 || answer.result?.isError || answer.result?.structuredContent?.data.length !== 50) throw new Error(`MCP tools/call answered ${check.status}: ${JSON.stringify(answer).slice(0, 300)}`)
+  return load
+}

@@ -23,7 +23,7 @@
 import type { ChildProcess } from 'node:child_process'
 import { readFileSync, writeFileSync, mkdirSync, openSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
-import { distinctFilters, distinctPages, generator, runLoad, spawnServer, type Load, median, SERVE_ARGS, SERVE_ENV } from './load.ts'
+import { distinctFilters, distinctPages, generator, mcpLoad, runLoad, spawnServer, type Load, median, SERVE_ARGS, SERVE_ENV } from './load.ts'
 import postgres from 'postgres'
 import { registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
@@ -84,22 +84,6 @@ async function measure(load: Load, duration: number, pid?: number): Promise<Meas
   clearInterval(timer)
   return { ...r, rssPeakMb: peak || undefined }
 }
-
-/** An MCP session (2025-11-25) on the server and the load of `tools/call list_org_fields` with limit 50 in it. */
-async function mcpLoad(base: string, auth: Record<string, string>, orgId: string): Promise<Load> {
-  const url = `${base}/v1/mcp`
-  const headers = { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
-  const init = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }) })
-  const sid = init.headers.get('mcp-session-id')
-  if (init.status !== 200 || !sid) throw new Error(`MCP initialize answered ${init.status}`)
-  const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_org_fields', arguments: { orgId, limit: 50 } } }
-  const load: Load = { url, method: 'POST', headers: { ...headers, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' }, body: JSON.stringify(call) }
-  const check = await fetch(url, { method: 'POST', headers: load.headers, body: load.body })
-  const answer = (await check.json()) as { result?: { isError?: boolean; structuredContent?: { data: unknown[] } } }
-  if (check.status !== 200 || answer.result?.isError || answer.result?.structuredContent?.data.length !== 50) throw new Error(`MCP tools/call answered ${check.status}: ${JSON.stringify(answer).slice(0, 300)}`)
-  return load
-}
-
 
 /** Filters ne(id,-1) to ne(id,-400), each asked once so that the server knows their totals. */
 async function knownFilters(url: string, headers: Record<string, string>, orgId: string) {

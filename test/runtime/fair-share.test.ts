@@ -132,28 +132,38 @@ t.test('a full queue is refused at once; a turn given back twice counts once', a
 })
 
 t.test('pipelining: an account alone sends up to depth reads on each connection it holds, never on the one it leaves free', async (t) => {
-  const fs = new FairShare({ slots: 4, perAccount: 3, depth: 3, ...options })
+  let now = 0
+  const fs = new FairShare({ slots: 4, perAccount: 3, depth: 3, aloneMs: 1000, now: () => now, ...options })
   const turns: Turn[] = []
   for (let i = 0; i < 11; i++) void fs.acquire('A').then((x) => turns.push(x))
   await settle()
   t.equal(turns.length, 9, 'three connections, three reads on each')
   t.same(fs.load('A'), { active: 9, queued: 2, connections: 3 })
+  fs.saw('A')
+  t.equal(turns.length, 9, 'its requests answered from the cache change nothing')
   t.same(turns.slice(0, 3).map((x) => x.connection), [0, 1, 2], 'a free connection first, one for each of the first three')
   t.same([...new Set(turns.map((x) => x.connection))].sort(), [0, 1, 2], 'the pipelined reads go to those three')
   const b = await fs.acquire('B')
   t.equal(b.connection, 3, 'B finds the fourth connection at once')
   turns[0].release()
   await settle()
-  t.equal(turns.length, 10, "a read given back makes room on A's connection for A's next")
-  t.equal(turns[9].connection, turns[0].connection, 'on the same connection')
+  t.equal(turns.length, 9, "while B reads, A is not alone: a read given back makes no room for A's next")
   b.release()
+  turns[1].release()
+  await settle()
+  t.equal(turns.length, 9, 'nor within aloneMs of B\'s last request')
+  now += 1000
+  turns[2].release()
+  await settle()
+  t.equal(turns.length, 11, 'then A pipelines again, its two waiting reads on its connections with room')
+  t.ok(turns.slice(9).every((x) => [0, 1, 2].includes(x.connection)), 'on its own connections')
   for (const x of turns) x.release()
   await settle()
   for (const x of turns) x.release()
   t.ok(fs.idle, 'idle once every turn is back')
 })
 
-t.test('pipelining stops while another account waits for a connection, so the connections drain to it', async (t) => {
+t.test('pipelining stops while another account reads or waits, so the connections drain to it', async (t) => {
   const fs = new FairShare({ slots: 2, perAccount: 1, depth: 3, ...options })
   const a: Turn[] = []
   for (let i = 0; i < 2; i++) a.push(await fs.acquire('A'))
@@ -166,7 +176,7 @@ t.test('pipelining stops while another account waits for a connection, so the co
   await settle()
   a[0].release()
   await settle()
-  t.equal(more.length, 0, "A's next read is not pipelined while C waits for a connection, though A's connection has room")
+  t.equal(more.length, 0, "A's next read is not pipelined while B reads and C waits for a connection, though A's connection has room")
   t.equal(c, undefined, 'C still waits: the connection runs A\'s read already sent')
   a[1].release()
   await settle()
@@ -229,4 +239,28 @@ t.test('whatever the order of requests and releases: one account a connection, i
     }
     t.ok(fs.idle, `${JSON.stringify(shape)}, accounts ${names}: idle in the end`)
   }
+})
+
+t.test("an account is not alone within aloneMs of another's request, even one answered from the cache", async (t) => {
+  let now = 0
+  const fs = new FairShare({ slots: 4, perAccount: 3, depth: 3, aloneMs: 1000, now: () => now, ...options })
+  const { order, ask, finish } = recorder(fs)
+  fs.saw('B')
+  for (let i = 0; i < 5; i++) void ask('A')
+  await settle()
+  t.equal(order.length, 3, 'A holds its three connections, one read on each: B was seen just now')
+  now += 999
+  fs.saw('A')
+  for (let i = 0; i < 1; i++) void ask('A')
+  await settle()
+  t.equal(order.length, 3, 'still within aloneMs')
+  now += 1
+  void ask('A')
+  await settle()
+  t.equal(order.length, 7, 'past it, A pipelines its waiting reads and the new one')
+  fs.saw('B')
+  void ask('A')
+  await settle()
+  t.equal(order.length, 7, "B's request (say, a cache hit) ends it at once")
+  await finish()
 })

@@ -7,9 +7,12 @@
  *   would pipeline it behind any busy connection; here each connection is a pool of its own);
  * - one account holds at most `perAccount` connections, and never all `slots` (at most `slots − 1` when there are two
  *   or more): a busy or hostile account always leaves a connection to the others;
- * - an account may pipeline up to `depth` reads on a connection it holds, and only while no other account waits for a
- *   connection: its statements then run back to back, without the round trip and wake-up each would cost alone, and a
- *   connection it holds is never kept from an account that waits for one any longer than the reads already sent.
+ * - an account may pipeline up to `depth` reads on a connection it holds, and only while it is alone: no other account
+ *   has a read running or waiting, and none has been seen (`saw`, every request, answers from the cache included)
+ *   for `aloneMs`. Its statements then run back to back, without the round trip and wake-up each would cost alone.
+ *   Pipelining buys one account's throughput with everyone else's share of the CPU, so it is bought only when nobody
+ *   else is there to pay, and a connection an account holds is never kept from another any longer than the reads
+ *   already sent.
  *
  * When connections are contended, requests wait here, and each freed connection goes to the waiting account with the
  * fewest connections held, the one served longest ago among equals: accounts are served in turn, and a newcomer goes
@@ -32,6 +35,10 @@ export interface FairShareOptions {
   perAccount: number
   /** Reads of one account pipelined on one connection it holds (≥ 1; default 1: one read a connection). */
   depth?: number
+  /** How long after another account's request an account counts as not alone (no pipelining), ms (default 1000). */
+  aloneMs?: number
+  /** The clock for `aloneMs`, ms (default `performance.now`). */
+  now?: () => number
   /** Requests of one account waiting for a turn (≥ 0). */
   queueDepth: number
   /** Longest wait for a turn, ms. */
@@ -94,6 +101,12 @@ export class FairShare {
   private readonly waiting = new Set<Lane>()
   private readonly connections: Connection[]
   private turns = 0
+  /** The account of the last request seen and when; when an account other than it was last seen. */
+  private seen?: string
+  private seenAt = -Infinity
+  private beforeAt = -Infinity
+  private readonly now: () => number
+  private readonly aloneMs: number
   /** Connections one account may hold at once (`perAccount`, below `slots`). */
   readonly perAccount: number
   /** Reads of one account pipelined on one connection. */
@@ -106,11 +119,24 @@ export class FairShare {
     }
     this.perAccount = Math.min(o.perAccount, Math.max(1, o.slots - 1))
     this.depth = depth
+    this.aloneMs = o.aloneMs ?? 1000
+    this.now = o.now ?? (() => performance.now())
     this.connections = Array.from({ length: o.slots }, () => ({ reads: 0 }))
+  }
+
+  /** A request of `accountId` (any: one answered from the cache too), for telling whether an account is alone. */
+  saw(accountId: string): void {
+    const now = this.now()
+    if (accountId !== this.seen) {
+      this.beforeAt = this.seenAt
+      this.seen = accountId
+    }
+    this.seenAt = now
   }
 
   /** Waits for the account's turn; rejects with `concurrency_limited` when the account's queue is full or the wait too long. */
   acquire(accountId: string): Promise<Turn> {
+    this.saw(accountId)
     let lane = this.lanes.get(accountId)
     if (!lane) {
       lane = { accountId, active: 0, held: 0, queue: [], served: 0 }
@@ -138,6 +164,8 @@ export class FairShare {
       }, this.o.maxWaitMs)
       l.queue.push(w)
       this.waiting.add(l)
+      // Alone again since its last read was handed out: what waits may be pipelined now.
+      if (this.waiting.size === 1 && this.mayPipeline(l)) this.dispatch()
     })
   }
 
@@ -154,14 +182,14 @@ export class FairShare {
 
   /**
    * The connection a read of `lane` may take now: a free one while the account holds fewer than its share, else (while
-   * no other account waits for a connection) the least loaded of its own with room in its pipeline.
+   * it is alone) the least loaded of its own with room in its pipeline.
    */
   private connectionFor(lane: Lane): number | undefined {
     if (lane.held < this.perAccount) {
       const free = this.connections.findIndex((c) => c.owner === undefined)
       if (free >= 0) return free
     }
-    if (this.depth === 1 || this.othersWaitForAConnection(lane)) return undefined
+    if (!this.mayPipeline(lane)) return undefined
     let best: number | undefined
     for (let i = 0; i < this.connections.length; i++) {
       const c = this.connections[i]
@@ -170,10 +198,11 @@ export class FairShare {
     return best
   }
 
-  /** Whether an account other than `lane` waits and could take a connection that came free. */
-  private othersWaitForAConnection(lane: Lane): boolean {
-    for (const other of this.waiting) if (other !== lane && other.held < this.perAccount) return true
-    return false
+  /** Whether `lane`'s account is alone, so that it may pipeline: no other account reads, waits or was seen lately. */
+  private mayPipeline(lane: Lane): boolean {
+    if (this.depth === 1 || this.lanes.size > 1) return false
+    const otherAt = this.seen === lane.accountId ? this.beforeAt : this.seenAt
+    return this.now() - otherAt >= this.aloneMs
   }
 
   private grant(lane: Lane, i: number): Turn {
@@ -204,7 +233,7 @@ export class FairShare {
 
   /**
    * Hands what is free to waiting accounts: each free connection to the account holding the fewest, then the one
-   * served longest ago; then, while no account waits for a connection, room in a pipeline to its own account.
+   * served longest ago; then room in its pipelines to an account that is alone.
    */
   private dispatch(): void {
     for (;;) {
@@ -218,9 +247,8 @@ export class FairShare {
       if (!next) break
       this.serve(next, free)
     }
-    if (this.depth === 1) return
+    if (this.depth === 1 || this.waiting.size !== 1) return
     for (const lane of this.waiting) {
-      if (this.othersWaitForAConnection(lane)) return
       for (let i = this.connectionFor(lane); i !== undefined && lane.queue.length > 0; i = this.connectionFor(lane)) this.serve(lane, i)
     }
   }

@@ -166,6 +166,7 @@ export function createPipeline(d: PipelineDeps): Pipeline {
       return p
     },
     execute(p, o, surface) {
+      d.fairShare.saw(p.accountId)
       return o.kind === 'read' ? executeRead(p, o, surface) : executeQuota(p, o, surface)
     },
     async refuse(p, error) {
