@@ -10,11 +10,11 @@
  * - `hit`, `304` and `mcp`: the same page from the response cache, with If-None-Match, and as the MCP tool call.
  * Every ratio is to the bare stack's `repeated` in the same turns (as in `npm run bench`).
  *
- * Variants (`BENCH_VARIANTS`, JSON): `[{ "name", "env"?, "node"?, "dir"?, "bare"? }]`: the service with `env` added and
+ * Variants (`BENCH_VARIANTS`, JSON): `[{ "name", "env"?, "node"?, "dir"?, "bare"?, "loads"? }]`: the service with `env` added and
  * `node` flags before its command; `dir`: another checkout's command (for example the commit before a change, in a git
  * worktree with its own `npm ci` and build), which migrates and seeds a database of its own through its command line,
  * so that two builds are compared in one run whatever their schemas; `bare`: the bare stack with `env` (see
- * baseline-server.ts). Default: this checkout's service.
+ * baseline-server.ts); `loads`: its own list instead of `BENCH_LOADS`. Default: this checkout's service.
  *
  * Env: BENCH_DATABASE_URL, BENCH_SECONDS (5), BENCH_CONNECTIONS (32), BENCH_PAIRS (6), BENCH_SCALE (1),
  * BENCH_OUT (a results file name, default compare-latest.json).
@@ -26,7 +26,7 @@ import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import { distinctPages, mcpLoad, median, processCpuUs, runLoad, spawnServer, SERVE_ARGS, SERVE_ENV, generator, type Load } from './load.ts'
 
-interface Variant { name: string; env?: Record<string, string>; node?: string[]; dir?: string; bare?: boolean }
+interface Variant { name: string; env?: Record<string, string>; node?: string[]; dir?: string; bare?: boolean; loads?: LoadKind[] }
 type LoadKind = 'repeated' | 'pages' | 'hit' | '304' | 'mcp'
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -112,14 +112,14 @@ try {
   prepared.set(here, await prepare(here))
   for (const v of variants) if (!v.bare && v.dir && !prepared.has(v.dir)) prepared.set(v.dir, await prepare(v.dir))
 
-  interface Row { name: string; args: string[]; env: Record<string, string>; dir?: string; db: Prepared; bare: boolean }
+  interface Row { name: string; args: string[]; env: Record<string, string>; dir?: string; db: Prepared; bare: boolean; loads?: LoadKind[] }
   const bareArgs = ['--import', 'tsx', 'test/bench/baseline-server.ts']
   const rows: Row[] = [
     { name: 'baseline', args: bareArgs, env: {}, db: prepared.get(here)!, bare: true },
     ...variants.map((v) =>
       v.bare
         ? { name: v.name, args: [...(v.node ?? []), ...bareArgs], env: v.env ?? {}, db: prepared.get(here)!, bare: true }
-        : { name: v.name, args: [...(v.node ?? []), ...SERVE_ARGS], env: { ...SERVE_ENV, ...v.env }, dir: v.dir, db: prepared.get(v.dir ?? here)!, bare: false },
+        : { name: v.name, args: [...(v.node ?? []), ...SERVE_ARGS], env: { ...SERVE_ENV, ...v.env }, dir: v.dir, db: prepared.get(v.dir ?? here)!, bare: false, loads: v.loads },
     ),
   ]
 
@@ -156,7 +156,7 @@ try {
     }
   }
 
-  const jobs: Array<[Row, LoadKind]> = rows.flatMap((row) => (row.bare ? [[row, 'repeated' as LoadKind]] : loads.map((k) => [row, k] as [Row, LoadKind])))
+  const jobs: Array<[Row, LoadKind]> = rows.flatMap((row) => (row.bare ? [[row, 'repeated' as LoadKind]] : (row.loads ?? loads).map((k) => [row, k] as [Row, LoadKind])))
   log(`${pairs} rounds of ${jobs.length} turns of ${seconds} s, ${connections} connections, load generator ${generator}`)
   for (let i = 0; i < pairs; i++) {
     // The order rotates every round, so no turn always follows the same one.
