@@ -19,12 +19,11 @@
  * Env: BENCH_DATABASE_URL, BENCH_SECONDS (5), BENCH_CONNECTIONS (32), BENCH_PAIRS (6), BENCH_SCALE (1),
  * BENCH_OUT (a results file name, default compare-latest.json).
  */
-import type { ChildProcess } from 'node:child_process'
 import { execFileSync } from 'node:child_process'
 import { openSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
-import { distinctPages, mcpLoad, median, processCpuUs, runLoad, spawnServer, SERVE_ARGS, SERVE_ENV, generator, type Load } from './load.ts'
+import { distinctPages, mcpLoad, median, processCpuUs, runLoad, spawnServer, stopServer as stop, SERVE_ARGS, SERVE_ENV, generator, type Load } from './load.ts'
 
 interface Variant { name: string; env?: Record<string, string>; node?: string[]; dir?: string; bare?: boolean; loads?: LoadKind[] }
 type LoadKind = 'repeated' | 'pages' | 'hit' | '304' | 'mcp'
@@ -58,15 +57,6 @@ function postgresCpuUs(): number {
     }
   }
   return us
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  await new Promise<void>((r) => {
-    child.removeAllListeners('exit')
-    child.once('exit', () => r())
-    child.kill('SIGTERM')
-    setTimeout(() => child.kill('SIGKILL'), 5000).unref()
-  })
 }
 
 interface Prepared { orgId: string; accountId: string; authorization: string; dbUrl: string; dbName: string }

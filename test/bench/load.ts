@@ -47,6 +47,16 @@ export function spawnServer(args: string[], env: Record<string, string>, stderr:
   })
 }
 
+/** Stops a server started by `spawnServer`: SIGTERM (it drains), SIGKILL after 5 s. */
+export async function stopServer(child: ChildProcess): Promise<void> {
+  await new Promise<void>((r) => {
+    child.removeAllListeners('exit')
+    child.once('exit', () => r())
+    child.kill('SIGTERM')
+    setTimeout(() => child.kill('SIGKILL'), 5000).unref()
+  })
+}
+
 /** `npm start`'s command line after its variables, split in words ('node', flags…, 'bin/orgscan.js', 'serve'). */
 export function startCommand(): string[] {
   return [...START.command]

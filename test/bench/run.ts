@@ -23,7 +23,7 @@
 import type { ChildProcess } from 'node:child_process'
 import { readFileSync, writeFileSync, mkdirSync, openSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
-import { distinctFilters, distinctPages, generator, mcpLoad, runLoad, spawnServer, type Load, median, SERVE_ARGS, SERVE_ENV } from './load.ts'
+import { distinctFilters, distinctPages, generator, mcpLoad, runLoad, spawnServer, stopServer as stop, type Load, median, SERVE_ARGS, SERVE_ENV } from './load.ts'
 import postgres from 'postgres'
 import { registry } from '../../resources/index.ts'
 import { seedDemo } from '../../demo/seed.ts'
@@ -55,15 +55,6 @@ function startChild(args: string[], env: Record<string, string>): Promise<{ chil
   // The service with `npm start`'s environment (the C allocator's tunables); the bare-stack baseline without it.
   const served = args.includes('bin/orgscan.js') ? SERVE_ENV : {}
   return spawnServer(args, { ...served, ...env }, serverLog)
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  await new Promise<void>((r) => {
-    child.removeAllListeners('exit')
-    child.once('exit', () => r())
-    child.kill('SIGTERM')
-    setTimeout(() => child.kill('SIGKILL'), 5000).unref()
-  })
 }
 
 interface Measure { rps: number; p50: number; p99: number; non2xx: number; errors: number; rssPeakMb?: number; rssAfterMb?: number }
