@@ -244,11 +244,16 @@ export async function read(db: ReadDb, req: ReadRequest): Promise<ReadResult> {
   })
 }
 
+/** `db` with its statements on read connection `connection` (the one a fair-share turn names). */
+export function onConnection(db: ReadDb, connection: number): ReadDb {
+  return { ...db, sql: db.reads[connection] }
+}
+
 /** Runs a read's statements within the request's turn at the database (when it has to take one), on its connection. */
 async function withTurn<T>(req: ReadRequest, db: ReadDb, statements: (db: ReadDb) => Promise<T>): Promise<T> {
   const turn = await req.turn?.()
   try {
-    return await statements(turn ? { ...db, sql: db.reads[turn.connection] } : db)
+    return await statements(turn ? onConnection(db, turn.connection) : db)
   } finally {
     turn?.release()
   }

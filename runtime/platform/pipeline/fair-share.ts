@@ -124,8 +124,12 @@ export class FairShare {
     this.connections = Array.from({ length: o.slots }, () => ({ reads: 0 }))
   }
 
-  /** A request of `accountId` (any: one answered from the cache too), for telling whether an account is alone. */
+  /**
+   * A request of `accountId` (any: one answered from the cache too), for telling whether an account is alone. The
+   * pipeline calls it for every request before it reads; `acquire` does not.
+   */
   saw(accountId: string): void {
+    if (this.depth === 1) return // never pipelines: nothing to tell
     const now = this.now()
     if (accountId !== this.seen) {
       this.beforeAt = this.seenAt
@@ -136,7 +140,6 @@ export class FairShare {
 
   /** Waits for the account's turn; rejects with `concurrency_limited` when the account's queue is full or the wait too long. */
   acquire(accountId: string): Promise<Turn> {
-    this.saw(accountId)
     let lane = this.lanes.get(accountId)
     if (!lane) {
       lane = { accountId, active: 0, held: 0, queue: [], served: 0 }

@@ -15,7 +15,7 @@ import type { Logger } from '../../core/log.ts'
 import type { QueryInput, Surface } from '../../core/plan.ts'
 import type { CompiledResource } from '../../core/registry.ts'
 import type { QuotaCharge, QuotaService } from '../../core/quota-types.ts'
-import { read, checkOrgAccess, NO_COMPLETED_SCAN, type ReadDb } from '../../core/read.ts'
+import { read, checkOrgAccess, onConnection, NO_COMPLETED_SCAN, type ReadDb } from '../../core/read.ts'
 import type { PendingOrgs } from '../../core/pending-orgs.ts'
 import type { Client, Operation, Outcome, Pipeline, RateInfo } from '../../core/pipeline.ts'
 import { checksumProblem, normalizeOrgId, ORG_NOT_FOUND } from '../../core/org-id.ts'
@@ -145,7 +145,7 @@ export function createPipeline(d: PipelineDeps): Pipeline {
         const name = [...new URLSearchParams(o.query).keys()][0]?.slice(0, 64) ?? ''
         throw new ApiError('unknown_parameter', `Unknown query parameter "${name}": this endpoint takes none.`, { parameter: name })
       }
-      if (turn) await checkOrgAccess({ ...d.read, sql: d.read.reads[turn.connection] }, p, normalizeOrgId(o.orgId!))
+      if (turn) await checkOrgAccess(onConnection(d.read, turn.connection), p, normalizeOrgId(o.orgId!))
       return { ok: true, kind: 'quota', state: state.body, rate }
     } catch (e) {
       return { ok: false, error: explainOrgNotFound(failure(e, 'quota state'), o.orgId, surface, d.orgList), rate }
